@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The pthread adapter. Threads created inside shared libraries count too (std::thread calls
+// pthread_create from libstdc++.so, which `ld --wrap` never redirects), so for dynamic links
+// libprof itself exports pthread_* and forwards to the next definition (dlsym RTLD_NEXT).
+// Events follow OTF2's create/wait model on one thread contingent (comm 0): ThreadCreate on the
+// parent, ThreadBegin/ThreadEnd on the child, ThreadWait on the joiner. With PROF_PTHREAD_ENABLE
+// containing mutex/cond, lock operations become regions with ThreadAcquireLock/ReleaseLock.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+#include "adapters/adapter.hpp"
+#include "measurement/config/config.hpp"
+#include "measurement/events.hpp"
+#include "measurement/runtime.hpp"
+
+namespace {
+
+using prof::Location;
+using prof::RecordType;
+using prof::RegionId;
+
+// Function pointers to the real implementations, resolved on first use without any lock or
+// guarded static (a guard could itself lock a mutex and recurse into us).
+template <class F>
+F real(F& slot, const char* name) {
+  F f = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+  if (!f) {
+    f = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+    __atomic_store_n(&slot, f, __ATOMIC_RELEASE);
+  }
+  return f;
+}
+
+using create_fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+using join_fn = int (*)(pthread_t, void**);
+using exit_fn = void (*)(void*);
+using one_fn = int (*)(pthread_t);
+using mutex_fn = int (*)(pthread_mutex_t*);
+using timedlock_fn = int (*)(pthread_mutex_t*, const struct timespec*);
+using cond_fn = int (*)(pthread_cond_t*);
+using cond_wait_fn = int (*)(pthread_cond_t*, pthread_mutex_t*);
+using cond_timedwait_fn = int (*)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
+
+create_fn r_create;
+join_fn r_join;
+exit_fn r_exit;
+one_fn r_detach, r_cancel;
+mutex_fn r_lock, r_unlock, r_trylock;
+timedlock_fn r_timedlock;
+cond_fn r_signal, r_broadcast;
+cond_wait_fn r_wait;
+cond_timedwait_fn r_timedwait;
+
+bool g_create_on = false;
+bool g_mutex_on = false;
+bool g_cond_on = false;
+
+enum Fn { kCreate, kJoin, kDetach, kCancel, kLock, kUnlock, kTrylock, kTimedlock, kWait, kTimedwait, kSignal, kBroadcast, kFnCount };
+const char* const kNames[kFnCount] = {"pthread_create",       "pthread_join",           "pthread_detach",
+                                      "pthread_cancel",       "pthread_mutex_lock",     "pthread_mutex_unlock",
+                                      "pthread_mutex_trylock", "pthread_mutex_timedlock", "pthread_cond_wait",
+                                      "pthread_cond_timedwait", "pthread_cond_signal",   "pthread_cond_broadcast"};
+RegionId g_region[kFnCount];
+
+// pthread_t → ThreadCreate sequence number, for ThreadWait at join.
+std::mutex* g_seq_mutex;
+std::unordered_map<pthread_t, std::uint64_t>* g_seq;
+
+// Concurrent lock-id table: open addressing over mutex addresses, keys claimed by CAS, never
+// removed (a destroyed mutex's address keeps its id). The other fields are written only by
+// the thread holding the mutex, so the mutex itself orders them.
+struct LockSlot {
+  std::atomic<const void*> key{nullptr};
+  pid_t owner = 0;
+  std::uint32_t depth = 0;     // recursive mutexes: events only at depth 0 ↔ 1
+  std::uint32_t order = 0;     // acquisition order, the OTF2 acquisitionOrder
+};
+constexpr std::uint32_t kLockSlots = 1u << 14;
+LockSlot* g_locks;
+std::atomic<std::uint64_t> g_lock_table_full{0};
+
+LockSlot* lock_slot(const void* m, std::uint32_t* id) {
+  auto h = static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(m) * 0x9E3779B97F4A7C15ull) >> 50);
+  for (std::uint32_t n = 0; n < kLockSlots; ++n) {
+    std::uint32_t i = (h + n) & (kLockSlots - 1);
+    const void* k = g_locks[i].key.load(std::memory_order_acquire);
+    if (k == m) {
+      *id = i;
+      return &g_locks[i];
+    }
+    if (!k) {
+      const void* expected = nullptr;
+      if (g_locks[i].key.compare_exchange_strong(expected, m, std::memory_order_acq_rel) || expected == m) {
+        *id = i;
+        return &g_locks[i];
+      }
+    }
+  }
+  g_lock_table_full.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+pid_t tid() {
+  static thread_local pid_t t = 0;
+  if (!t) t = static_cast<pid_t>(::gettid());
+  return t;
+}
+
+void acquired(Location* loc, const void* m) {
+  std::uint32_t id;
+  LockSlot* s = lock_slot(m, &id);
+  if (!s) return;
+  if (s->owner == tid()) {
+    ++s->depth;
+    return;
+  }
+  s->owner = tid();
+  s->depth = 1;
+  ++s->order;
+  prof::event(loc, prof::timer::now(), RecordType::AcquireLock, id, s->order);
+}
+
+void releasing(Location* loc, const void* m, bool all_levels) {
+  std::uint32_t id;
+  LockSlot* s = lock_slot(m, &id);
+  if (!s || s->owner != tid()) return;
+  if (!all_levels && --s->depth > 0) return;
+  s->depth = 0;
+  s->owner = 0;
+  prof::event(loc, prof::timer::now(), RecordType::ReleaseLock, id, s->order);
+}
+
+struct StartArgs {
+  void* (*fn)(void*);
+  void* arg;
+  std::uint64_t seq;
+};
+
+PROF_NO_INSTRUMENT void* trampoline(void* p) {
+  StartArgs a = *static_cast<StartArgs*>(p);
+  std::free(p);
+  if (Location* loc = prof::current_location()) {
+    loc->create_seq = a.seq;
+    if (!loc->busy && loc->active) {
+      loc->busy = true;
+      prof::event(loc, prof::timer::now(), RecordType::ThreadBegin, 0, a.seq);
+      loc->busy = false;
+    }
+  }
+  return a.fn(a.arg);
+}
+
+#define PROF_CFA() reinterpret_cast<std::uintptr_t>(__builtin_dwarf_cfa())
+
+int adapter_init() {
+  std::uint64_t bits = prof::config::g_values.pthread_enable;
+  g_create_on = bits & prof::config::kPthreadCreate;
+  g_mutex_on = bits & prof::config::kPthreadMutex;
+  g_cond_on = bits & prof::config::kPthreadCond;
+  g_seq_mutex = new std::mutex;
+  g_seq = new std::unordered_map<pthread_t, std::uint64_t>;
+  g_locks = new LockSlot[kLockSlots];
+  for (int i = 0; i < kFnCount; ++i) {
+    prof::regions::RegionDef d;
+    d.name = d.canonical = kNames[i];
+    d.paradigm = prof::regions::Paradigm::Pthread;
+    d.role = i == kCreate ? prof::regions::Role::ThreadCreate
+             : i == kJoin ? prof::regions::Role::ThreadWait
+                          : prof::regions::Role::Wrapper;
+    g_region[i] = prof::regions::define(d);
+  }
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+PROF_API extern const prof_adapter prof_adapter_pthread = {"pthread", &adapter_init, nullptr, nullptr, nullptr};
+
+PROF_API PROF_NO_INSTRUMENT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
+  create_fn rc = real(r_create, "pthread_create");
+  if (!g_create_on || !prof::adapters::is_linked("pthread")) return rc(thread, attr, fn, arg);
+  prof::InProf in;
+  if (!in.loc) return rc(thread, attr, fn, arg);
+  auto* a = static_cast<StartArgs*>(std::malloc(sizeof(StartArgs)));
+  if (!a) return rc(thread, attr, fn, arg);
+  a->fn = fn;
+  a->arg = arg;
+  a->seq = prof::runtime::next_thread_seq();
+  prof::enter(in.loc, g_region[kCreate], PROF_CFA());
+  prof::event(in.loc, prof::timer::now(), RecordType::ThreadCreate, 0, a->seq);
+  std::uint64_t seq = a->seq;
+  int r = rc(thread, attr, &trampoline, a);
+  if (r == 0) {
+    std::lock_guard<std::mutex> lock(*g_seq_mutex);
+    (*g_seq)[*thread] = seq;
+  } else {
+    std::free(a);
+  }
+  prof::leave(in.loc, g_region[kCreate], PROF_CFA());
+  return r;
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_join(pthread_t thread, void** ret) {
+  join_fn rj = real(r_join, "pthread_join");
+  if (!g_create_on) return rj(thread, ret);
+  prof::InProf in;
+  if (!in.loc) return rj(thread, ret);
+  prof::enter(in.loc, g_region[kJoin], PROF_CFA());
+  int r = rj(thread, ret);
+  if (r == 0) {
+    std::uint64_t seq = 0;
+    {
+      std::lock_guard<std::mutex> lock(*g_seq_mutex);
+      auto it = g_seq->find(thread);
+      if (it != g_seq->end()) {
+        seq = it->second;
+        g_seq->erase(it);
+      }
+    }
+    if (seq) prof::event(in.loc, prof::timer::now(), RecordType::ThreadWait, 0, seq);
+  }
+  prof::leave(in.loc, g_region[kJoin], PROF_CFA());
+  return r;
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_detach(pthread_t thread) {
+  one_fn rd = real(r_detach, "pthread_detach");
+  if (g_create_on && g_seq_mutex) {
+    std::lock_guard<std::mutex> lock(*g_seq_mutex);
+    g_seq->erase(thread);  // a detached thread is never waited for
+  }
+  return rd(thread);
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_cancel(pthread_t thread) {
+  one_fn rc = real(r_cancel, "pthread_cancel");
+  if (!g_create_on) return rc(thread);
+  prof::InProf in;
+  if (!in.loc) return rc(thread);
+  prof::enter(in.loc, g_region[kCancel], PROF_CFA());
+  int r = rc(thread);
+  prof::leave(in.loc, g_region[kCancel], PROF_CFA());
+  return r;
+}
+
+// The thread ends here without returning through its frames: close them now, with the right
+// time; the key destructor then writes ThreadEnd.
+PROF_API PROF_NO_INSTRUMENT [[noreturn]] void pthread_exit(void* ret) {
+  exit_fn re = real(r_exit, "pthread_exit");
+  if (Location* loc = prof::tls_location) {
+    if (!loc->busy && loc->active) {
+      loc->busy = true;
+      prof::close_all_frames(loc, prof::timer::now());
+      loc->busy = false;
+    }
+  }
+  re(ret);
+  __builtin_unreachable();
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_mutex_lock(pthread_mutex_t* m) {
+  mutex_fn rl = real(r_lock, "pthread_mutex_lock");
+  if (!g_mutex_on) return rl(m);
+  prof::InProf in(false);
+  if (!in.loc) return rl(m);
+  prof::enter(in.loc, g_region[kLock], PROF_CFA());
+  int r = rl(m);
+  if (r == 0) acquired(in.loc, m);
+  prof::leave(in.loc, g_region[kLock], PROF_CFA());
+  return r;
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_mutex_trylock(pthread_mutex_t* m) {
+  mutex_fn rt = real(r_trylock, "pthread_mutex_trylock");
+  if (!g_mutex_on) return rt(m);
+  prof::InProf in(false);
+  if (!in.loc) return rt(m);
+  prof::enter(in.loc, g_region[kTrylock], PROF_CFA());
+  int r = rt(m);
+  if (r == 0) acquired(in.loc, m);  // EBUSY: no lock was taken, no event
+  prof::leave(in.loc, g_region[kTrylock], PROF_CFA());
+  return r;
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_mutex_timedlock(pthread_mutex_t* m, const struct timespec* abstime) {
+  timedlock_fn rt = real(r_timedlock, "pthread_mutex_timedlock");
+  if (!g_mutex_on) return rt(m, abstime);
+  prof::InProf in(false);
+  if (!in.loc) return rt(m, abstime);
+  prof::enter(in.loc, g_region[kTimedlock], PROF_CFA());
+  int r = rt(m, abstime);
+  if (r == 0) acquired(in.loc, m);  // ETIMEDOUT: not acquired
+  prof::leave(in.loc, g_region[kTimedlock], PROF_CFA());
+  return r;
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_mutex_unlock(pthread_mutex_t* m) {
+  mutex_fn ru = real(r_unlock, "pthread_mutex_unlock");
+  if (!g_mutex_on) return ru(m);
+  prof::InProf in(false);
+  if (!in.loc) return ru(m);
+  prof::enter(in.loc, g_region[kUnlock], PROF_CFA());
+  releasing(in.loc, m, false);
+  int r = ru(m);
+  prof::leave(in.loc, g_region[kUnlock], PROF_CFA());
+  return r;
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
+  cond_wait_fn rw = real(r_wait, "pthread_cond_wait");
+  if (!g_cond_on) return rw(c, m);
+  prof::InProf in(false);
+  if (!in.loc) return rw(c, m);
+  prof::enter(in.loc, g_region[kWait], PROF_CFA());
+  releasing(in.loc, m, true);
+  int r = rw(c, m);
+  acquired(in.loc, m);  // the mutex is held again whatever the result
+  prof::leave(in.loc, g_region[kWait], PROF_CFA());
+  return r;
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const struct timespec* t) {
+  cond_timedwait_fn rw = real(r_timedwait, "pthread_cond_timedwait");
+  if (!g_cond_on) return rw(c, m, t);
+  prof::InProf in(false);
+  if (!in.loc) return rw(c, m, t);
+  prof::enter(in.loc, g_region[kTimedwait], PROF_CFA());
+  releasing(in.loc, m, true);
+  int r = rw(c, m, t);
+  acquired(in.loc, m);  // also after ETIMEDOUT: the mutex is reacquired before returning
+  prof::leave(in.loc, g_region[kTimedwait], PROF_CFA());
+  return r;
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_cond_signal(pthread_cond_t* c) {
+  cond_fn rs = real(r_signal, "pthread_cond_signal");
+  if (!g_cond_on) return rs(c);
+  prof::InProf in(false);
+  if (!in.loc) return rs(c);
+  prof::enter(in.loc, g_region[kSignal], PROF_CFA());
+  int r = rs(c);
+  prof::leave(in.loc, g_region[kSignal], PROF_CFA());
+  return r;
+}
+
+PROF_API PROF_NO_INSTRUMENT int pthread_cond_broadcast(pthread_cond_t* c) {
+  cond_fn rb = real(r_broadcast, "pthread_cond_broadcast");
+  if (!g_cond_on) return rb(c);
+  prof::InProf in(false);
+  if (!in.loc) return rb(c);
+  prof::enter(in.loc, g_region[kBroadcast], PROF_CFA());
+  int r = rb(c);
+  prof::leave(in.loc, g_region[kBroadcast], PROF_CFA());
+  return r;
+}
+
+}  // extern "C"

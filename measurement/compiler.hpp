@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Attribute macros shared by the runtime: visibility, hot/cold paths, no instrumentation.
+#pragma once
+
+#define PROF_API __attribute__((visibility("default")))
+#define PROF_NO_INSTRUMENT __attribute__((no_instrument_function))
+#define PROF_COLD __attribute__((cold, noinline))
+#define PROF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PROF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define PROF_INITIAL_EXEC __attribute__((tls_model("initial-exec")))

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Configuration variables: declared once in tables, parsed once from the environment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace prof::config {
+
+/// Value types; each accepts the forms listed in type_forms().
+enum class Type { Bool, Size, Number, String, Path, Set, Option };
+
+/// A named member of a Set or Option variable ("create", "mutex", ...).
+struct Member {
+  const char* name;     ///< lower case; aliases separated by '/', e.g. "default/yes"
+  std::uint64_t bits;   ///< Set: the bits this name stands for; Option: the value
+  const char* help;
+};
+
+/// One variable. The environment name is "PROF_" + namespace + "_" + name (no '_' for the core).
+struct Var {
+  const char* name = nullptr;        ///< e.g. "ENABLE_TRACING"; nullptr terminates a table
+  Type type = Type::Bool;
+  const char* default_value = "";    ///< parsed like a user value
+  void* target = nullptr;            ///< bool*, std::uint64_t* (Size/Number/Set/Option), std::string*
+  const char* short_help = "";
+  const char* long_help = "";
+  const Member* members = nullptr;   ///< Set/Option: terminated by {nullptr}
+  // Checks on Size and Number values, done by parse() and shown by prof-info.
+  std::uint64_t min_value = 0;                       ///< smallest accepted value
+  std::uint64_t max_value = ~std::uint64_t{0};       ///< largest accepted value
+  bool power_of_two = false;                         ///< value must be a power of two
+};
+
+/// A table of variables of one namespace ("" for the core, "PTHREAD", later "MPI", "CUDA").
+struct Table {
+  const char* ns;
+  const Var* vars;
+};
+
+/// Every table known to this build, core first; no static registration, so prof-info sees all.
+const std::vector<Table>& tables();
+
+/// "PROF_" + ns + "_" + name.
+std::string env_name(const Table& table, const Var& var);
+
+/// Parses `value` into `var.target`. On failure returns false and sets `error` to the
+/// one-line message (without the "prof: error: " prefix), e.g.
+/// "PROF_TOTAL_MEMORY='12Q' is not a size; use a number with an optional K, M or G suffix, e.g. 64M".
+bool parse(const Table& table, const Var& var, std::string_view value, std::string* error);
+
+/// Sets every variable to its default, then applies the environment. Returns false on the
+/// first malformed value (error set). `warnings` receives one line per unknown PROF_* variable
+/// ("PROF_ENABLE_TRACNG is not a known variable; did you mean PROF_ENABLE_TRACING?").
+bool load(const char* const* envp, std::string* error, std::vector<std::string>* warnings);
+
+/// The value in effect, formatted as it would be written in the environment
+/// (sizes as given, e.g. "16M"; sets as the comma list of member names).
+std::string current_value(const Table& table, const Var& var);
+
+/// "NAME=value" lines for every variable (strings single-quoted), the content of prof.cfg.
+std::string cfg_file_text();
+
+/// Human-readable name of a type ("Boolean", "Size", ...).
+const char* type_name(Type type);
+
+/// The forms a type accepts, one sentence, e.g. "true/false, yes/no, on/off or 1/0 (any case)".
+const char* type_forms(Type type);
+
+/// The variable whose environment name is `env_name` ("PROF_ENABLE_TRACING"), or nullptr;
+/// `table` (optional) receives its table. Exact, case-sensitive match.
+const Var* find_var(std::string_view env_name, const Table** table = nullptr);
+
+/// The checks beyond the type, in words ("at least 4K, a power of two"), or "" when none.
+std::string constraints(const Var& var);
+
+/// Every variable as name, description, type and default (`prof-info config-vars`);
+/// `full` adds the long help wrapped at 80 columns and the accepted values of Sets/Options.
+std::string vars_text(bool full);
+
+/// The reference of every variable as markdown: the content of share/doc/config-vars.md.
+std::string vars_markdown();
+
+/// The core's table and the pthread adapter's table (terminated by a Var with name nullptr).
+extern const Var kCoreVars[];
+extern const Var kPthreadVars[];
+
+/// The values parsed by load(): the core's variables and every adapter's.
+struct Values {
+  bool enable_profiling = true;
+  bool enable_tracing = false;
+  std::uint64_t total_memory = 16u << 20;
+  std::uint64_t page_size = 64u << 10;
+  std::string experiment_directory;
+  bool overwrite_experiment_directory = true;
+  std::uint64_t timer = 0;           ///< Timer option: 0 = auto, 1 = tsc, 2 = clock_gettime
+  std::uint64_t verbose = 0;         ///< 0, 1 or 2
+  std::uint64_t pthread_enable = 0;  ///< bits of PthreadFeature
+};
+enum TimerChoice : std::uint64_t { kTimerAuto = 0, kTimerTsc = 1, kTimerClockGettime = 2 };
+enum PthreadFeature : std::uint64_t { kPthreadCreate = 1, kPthreadMutex = 2, kPthreadCond = 4 };
+
+/// The one instance the tables point into.
+extern Values g_values;
+
+}  // namespace prof::config

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Region registry: a vector under one mutex plus two maps (definition key → id, address → id).
+// Clones of one function (foo, foo.constprop.0, foo.isra.0) share the base function's region.
+#include "measurement/definitions/regions.hpp"
+
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+
+#include "measurement/definitions/symbols.hpp"
+
+namespace prof::regions {
+
+namespace {
+struct Registry {
+  std::mutex mutex;
+  std::vector<RegionDef> defs;
+  std::unordered_map<std::string, RegionId> by_key;
+  std::unordered_map<const void*, RegionId> by_address;
+};
+// Never destroyed: hooks may run during exit, after static destructors.
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
+
+std::string key_of(const RegionDef& d) {
+  std::string k = d.canonical;
+  k += '\x1f';
+  k += d.file;
+  k += '\x1f';
+  k += static_cast<char>('0' + static_cast<int>(d.paradigm));
+  return k;
+}
+
+RegionId define_locked(Registry& r, RegionDef&& def) {
+  std::string key = key_of(def);
+  auto it = r.by_key.find(key);
+  if (it != r.by_key.end()) return it->second;
+  RegionId id = static_cast<RegionId>(r.defs.size());
+  r.defs.push_back(std::move(def));
+  r.by_key.emplace(std::move(key), id);
+  return id;
+}
+}  // namespace
+
+RegionId define(RegionDef def) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (def.canonical.empty()) def.canonical = def.name;
+  return define_locked(r, std::move(def));
+}
+
+RegionId for_address(const void* fn) {
+  Registry& r = registry();
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto it = r.by_address.find(fn);
+    if (it != r.by_address.end()) return it->second;
+  }
+  // Resolve without the lock: symbol lookup may open DWARF and take a while.
+  symbols::SymbolInfo info;
+  RegionDef def;
+  if (symbols::resolve(fn, &info)) {
+    def.name = info.name;
+    def.canonical = info.mangled.empty() ? info.name : info.mangled;
+    def.file = info.file;
+    def.begin_line = info.line;
+    def.end_line = info.end_line;
+  } else {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "UNKNOWN@%p", fn);
+    def.name = def.canonical = buf;
+  }
+  def.paradigm = Paradigm::Compiler;
+  def.role = Role::Function;
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.by_address.find(fn);
+  if (it != r.by_address.end()) return it->second;
+  RegionId id = define_locked(r, std::move(def));
+  r.by_address.emplace(fn, id);
+  return id;
+}
+
+std::vector<RegionDef> snapshot() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.defs;
+}
+
+std::size_t count() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.defs.size();
+}
+
+}  // namespace prof::regions

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The process's region definitions: dense ids, defined once, resolved from addresses once.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "measurement/record.hpp"
+
+namespace prof::regions {
+
+enum class Paradigm : std::uint8_t { Measurement, Compiler, User, Pthread };
+enum class Role : std::uint8_t { Function, Wrapper, ThreadCreate, ThreadWait, Artificial, Code };
+
+struct RegionDef {
+  std::string name;       ///< demangled / display name
+  std::string canonical;  ///< mangled name
+  std::string file;
+  int begin_line = -1;
+  int end_line = -1;
+  Paradigm paradigm = Paradigm::Compiler;
+  Role role = Role::Function;
+};
+
+/// Defines (or finds the identical) region. Any thread; locks; allocates.
+RegionId define(RegionDef def);
+/// The region of a compiler-hook function address, resolved through the symbol tables once per
+/// address per process. Any thread; locks; allocates. Unknown code gets a region named
+/// "UNKNOWN@0x<addr>" so no event is lost.
+RegionId for_address(const void* fn);
+/// A copy of all definitions, index = RegionId.
+std::vector<RegionDef> snapshot();
+std::size_t count();
+
+}  // namespace prof::regions

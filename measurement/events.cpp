@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The out-of-line parts of the event interface: shadow-stack repair, payload records,
+// recording on/off.
+#include "measurement/events.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "measurement/log.hpp"
+#include "measurement/runtime.hpp"
+
+namespace prof {
+
+std::atomic<int> g_phase{static_cast<int>(Phase::Pre)};
+bool g_compiler_hooks_on = false;
+bool g_recording = true;
+
+namespace detail {
+
+void grow_stack(Location* loc) {
+  int saved = errno;
+  std::uint32_t cap = loc->capacity ? loc->capacity * 2 : 256;
+  auto* f = static_cast<Frame*>(std::realloc(loc->frames, cap * sizeof(Frame)));
+  PROF_BUG_ON(!f, "out of memory for the shadow call stack");
+  loc->frames = f;
+  loc->capacity = cap;
+  errno = saved;
+}
+
+// A Leave that is not the innermost frame: its exit hooks were skipped (longjmp, clang's
+// unwinding without exit hooks) or it has no Enter (recording started inside it).
+void leave_repair(Location* loc, RegionId region, Timestamp t) {
+  std::uint32_t d = loc->depth;
+  std::uint32_t i = d;
+  while (i > 0 && loc->frames[i - 1].region != region) --i;
+  if (i == 0) {
+    ++loc->unmatched_leaves;
+    return;
+  }
+  while (loc->depth > i) {
+    Frame& f = loc->frames[--loc->depth];
+    ++loc->repairs;
+    if (f.recorded && loc->tracing) put(loc, t, RecordType::Leave, f.region);
+  }
+  Frame& f = loc->frames[--loc->depth];
+  if (f.recorded && loc->tracing) put(loc, t, RecordType::Leave, f.region);
+}
+
+Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
+  int saved = errno;
+  Record* r = runtime::reserve_slow(loc, t, slots);
+  errno = saved;
+  return r;
+}
+
+}  // namespace detail
+
+void unwind_to(Location* loc, std::uintptr_t cfa) {
+  loc->unwind_check = false;
+  if (!cfa) return;
+  Timestamp t = 0;
+  while (loc->depth > 0) {
+    Frame& f = loc->frames[loc->depth - 1];
+    if (f.cfa == 0 || f.cfa >= cfa) break;  // still live: at or above the current stack pointer
+    if (!t) t = timer::now();
+    --loc->depth;
+    ++loc->repairs;
+    if (f.recorded && loc->tracing) detail::put(loc, t, RecordType::Leave, f.region);
+  }
+}
+
+void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint64_t value) {
+  if (!loc->tracing) return;
+  Record* r = loc->trace.try_reserve(1);
+  if (PROF_UNLIKELY(!r)) {
+    r = detail::reserve_slow(loc, t, 1);
+    if (!r) return;
+  }
+  r->time = t;
+  r->type = type;
+  r->slots = 1;
+  r->aux = 0;
+  r->ref = ref;
+  auto* p = reinterpret_cast<Payload*>(r + 1);
+  p->a = value;
+  p->b = 0;
+  loc->trace.commit();
+}
+
+std::uint32_t close_all_frames(Location* loc, Timestamp t) {
+  std::uint32_t n = loc->depth;
+  while (loc->depth > 0) {
+    Frame& f = loc->frames[--loc->depth];
+    if (f.recorded && loc->tracing) detail::put(loc, t, RecordType::Leave, f.region);
+  }
+  loc->closed_at_end += n;
+  return n;
+}
+
+void set_recording(bool on) {
+  InProf in;
+  if (g_recording == on) return;
+  g_recording = on;
+  if (in.loc && in.loc->tracing) detail::put(in.loc, timer::now(), RecordType::MeasurementOnOff, on ? 1u : 2u);
+}
+
+}  // namespace prof

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// THE interface adapters call. Adapters know nothing about buffers, OTF2 or the pool.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "measurement/compiler.hpp"
+#include "measurement/definitions/regions.hpp"
+#include "measurement/location.hpp"
+#include "measurement/record.hpp"
+#include "measurement/timer.hpp"
+
+namespace prof {
+
+enum class Phase : int { Pre = 0, Within = 1, Post = 2 };
+/// Pre until init, Within while measuring, Post after finalize (and in a fork child).
+extern std::atomic<int> g_phase;
+/// Within and the compiler adapter is linked: the one flag the compiler hooks test.
+extern bool g_compiler_hooks_on;
+/// False between PROF_RECORDING_OFF() and PROF_RECORDING_ON().
+extern bool g_recording;
+
+/// The calling thread's location, creating it (and initialising measurement) on first use.
+/// nullptr when measurement is off (after finalize, in a fork child, during init).
+/// Any thread; allocates on first use only.
+Location* current_location();
+
+// Every function below: the caller holds `loc` (its own thread's location) with loc->busy set,
+// so a signal handler cannot interleave; no locks on the fast path, no allocation except
+// amortised chunk hand-out, errno preserved.
+
+namespace detail {
+PROF_COLD void grow_stack(Location* loc);
+PROF_COLD void leave_repair(Location* loc, RegionId region, Timestamp t);
+PROF_COLD Record* reserve_slow(Location* loc, Timestamp t, unsigned slots);
+
+// Hot path: no locks, no allocation, no errno changes.
+PROF_NO_INSTRUMENT inline void put(Location* loc, Timestamp t, RecordType type, std::uint32_t ref) {
+  Record* r = loc->trace.try_reserve(0);
+  if (PROF_UNLIKELY(!r)) {
+    r = reserve_slow(loc, t, 0);
+    if (!r) return;
+  }
+  r->time = t;
+  r->type = type;
+  r->slots = 0;
+  r->aux = 0;
+  r->ref = ref;
+  loc->trace.commit();
+}
+}  // namespace detail
+
+/// Drops frames deeper than `cfa` (after longjmp or a caught exception), writing their Leaves.
+void unwind_to(Location* loc, std::uintptr_t cfa);
+
+/// Enter of `region`; `cfa` is the caller's stack pointer (0 when unknown).
+PROF_NO_INSTRUMENT inline void enter(Location* loc, RegionId region, std::uintptr_t cfa) {
+  if (PROF_UNLIKELY(loc->unwind_check)) unwind_to(loc, cfa);
+  if (PROF_UNLIKELY(loc->depth == loc->capacity)) detail::grow_stack(loc);
+  bool rec = g_recording;
+  loc->frames[loc->depth++] = Frame{cfa, region, rec};
+  if (rec && loc->tracing) detail::put(loc, timer::now(), RecordType::Enter, region);
+}
+
+/// Leave of `region`: closes the innermost open frame of `region`, repairing frames above it.
+PROF_NO_INSTRUMENT inline void leave(Location* loc, RegionId region, std::uintptr_t cfa) {
+  if (PROF_UNLIKELY(loc->unwind_check)) unwind_to(loc, cfa);
+  std::uint32_t d = loc->depth;
+  if (PROF_LIKELY(d != 0 && loc->frames[d - 1].region == region)) {
+    loc->depth = d - 1;
+    if (loc->frames[d - 1].recorded && loc->tracing) detail::put(loc, timer::now(), RecordType::Leave, region);
+    return;
+  }
+  detail::leave_repair(loc, region, timer::now());
+}
+
+/// A record with one payload value (thread and lock events, BufferFlush, ProgramEnd).
+void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint64_t value);
+
+/// Closes every open frame of `loc` at time t (thread or process end); returns how many.
+std::uint32_t close_all_frames(Location* loc, Timestamp t);
+
+/// Switches recording for all threads; writes MeasurementOnOff on the caller's location.
+void set_recording(bool on);
+
+/// RAII: marks the calling thread as inside prof; `loc` is nullptr when no event may be written.
+class InProf {
+ public:
+  /// `create`: make a location for a thread that has none yet (thread and user events);
+  /// lock wrappers pass false, so prof's own internal locking never recurses into them.
+  explicit InProf(bool create = true) {
+    Location* l = create ? current_location() : tls_location;
+    if (l && !l->busy && l->active) {
+      l->busy = true;
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      loc = l;
+    } else if (l && l->busy) {
+      ++l->dropped_reentries;
+    }
+  }
+  ~InProf() {
+    if (loc) {
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      loc->busy = false;
+    }
+  }
+  InProf(const InProf&) = delete;
+  InProf& operator=(const InProf&) = delete;
+  Location* loc = nullptr;
+};
+
+}  // namespace prof

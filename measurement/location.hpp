@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Location: one per thread. Holds the trace buffer, the region cache and the shadow stack.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "measurement/buffer.hpp"
+#include "measurement/compiler.hpp"
+#include "measurement/record.hpp"
+
+namespace prof {
+
+constexpr RegionId kNoRegion = 0xffffffffu;
+
+/// Per-thread map from hook address to region id: open addressing, linear probing. Written
+/// and read only by its thread. A miss goes out of line to the process-wide resolver.
+class RegionCache {
+ public:
+  struct Slot {
+    const void* key;
+    RegionId value;
+  };
+  // Hot path: no locks, no allocation, no errno changes.
+  RegionId find(const void* key) const {
+    std::uint32_t i = index(key);
+    for (;;) {
+      const Slot& s = slots_[i];
+      if (s.key == key) return s.value;
+      if (!s.key) return kNoRegion;
+      i = (i + 1) & mask_;
+    }
+  }
+  /// Out of line; grows at 50 % load.
+  void insert(const void* key, RegionId value);
+  ~RegionCache();
+
+ private:
+  std::uint32_t index(const void* key) const {
+    return static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(key) * 0x9E3779B97F4A7C15ull) >> shift_) & mask_;
+  }
+  static Slot kEmpty[1];
+  Slot* slots_ = kEmpty;
+  std::uint32_t mask_ = 0;
+  std::uint32_t shift_ = 63;
+  std::uint32_t size_ = 0;
+};
+
+/// One open frame of the shadow call stack.
+struct Frame {
+  std::uintptr_t cfa;   ///< caller's stack pointer at the hook: deeper frames have smaller values
+  RegionId region;
+  std::uint32_t recorded;  ///< its Enter was written, so its Leave must be
+};
+
+struct Location {
+  // Hot fields, touched by every event.
+  bool busy = false;     ///< inside prof on this thread: a re-entered event is dropped
+  bool active = true;    ///< false once the location ended or measurement stopped
+  bool tracing = false;
+  bool unwind_check = false;  ///< a longjmp happened: drop frames deeper than the next event
+  RegionCache cache;
+  EventBuffer trace;
+  Frame* frames = nullptr;
+  std::uint32_t depth = 0;
+  std::uint32_t capacity = 0;
+
+  // Identity.
+  std::uint32_t index = 0;        ///< creation order in the process; 0 = first (normally main)
+  std::uint64_t global_id = 0;    ///< (index << 32) | rank, the OTF2 location id
+  std::string name;
+  std::uint64_t create_seq = 0;   ///< ThreadCreate sequence number that made it, 0 = none
+  bool ended = false;             ///< thread exited; buffer no longer written
+  bool converted = false;         ///< its events are in the OTF2 archive and its writer closed
+  std::uint64_t lost_events = 0;  ///< no memory for even one chunk
+
+  // Counters, reported once at finalize.
+  std::uint64_t repairs = 0;            ///< Leaves written for frames whose exit hook never ran
+  std::uint64_t unmatched_leaves = 0;   ///< Leave without an open frame of its region
+  std::uint64_t dropped_reentries = 0;  ///< events inside prof itself (signals), dropped
+  std::uint64_t closed_at_end = 0;      ///< frames still open when the thread or process ended
+  std::uint64_t flushes = 0;
+};
+
+/// The calling thread's location, or nullptr before its first event. Raw TLS: no destructor,
+/// so it is still readable from late thread_local destructors and atexit handlers.
+extern __thread Location* tls_location PROF_INITIAL_EXEC;
+
+}  // namespace prof

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Message output: one write(2) per line so lines of several threads never interleave.
+#include "measurement/log.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+namespace prof::log {
+
+int g_verbose = 0;
+
+namespace {
+void emit(const char* level, const char* fmt, va_list ap) {
+  int saved = errno;
+  char line[1024];
+  int n = std::snprintf(line, sizeof line, "prof: %s", level);
+  if (n < 0) n = 0;
+  int m = std::vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+  if (m < 0) m = 0;
+  std::size_t len = static_cast<std::size_t>(n) + static_cast<std::size_t>(m);
+  if (len > sizeof line - 2) len = sizeof line - 2;
+  line[len++] = '\n';
+  ssize_t w = ::write(2, line, len);
+  (void)w;
+  errno = saved;
+}
+}  // namespace
+
+void error(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emit("error: ", fmt, ap);
+  va_end(ap);
+}
+
+void warning(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emit("warning: ", fmt, ap);
+  va_end(ap);
+}
+
+void info(int level, const char* fmt, ...) {
+  if (g_verbose < level) return;
+  va_list ap;
+  va_start(ap, fmt);
+  emit("", fmt, ap);
+  va_end(ap);
+}
+
+void fatal(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emit("error: ", fmt, ap);
+  va_end(ap);
+  _exit(1);
+}
+
+void bug(const char* file, int line, const char* what) {
+  char buf[512];
+  int n = std::snprintf(buf, sizeof buf, "prof: internal error at %s:%d: %s; please report it\n", file, line, what);
+  if (n > 0) { ssize_t w = ::write(2, buf, static_cast<std::size_t>(n)); (void)w; }
+  std::abort();
+}
+
+}  // namespace prof::log

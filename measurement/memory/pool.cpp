@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ChunkPool implementation: a Treiber stack over chunk indices plus a bump index for chunks
+// never used, so untouched memory is never faulted in.
+#include "measurement/memory/pool.hpp"
+
+#include <sys/mman.h>
+
+namespace prof {
+
+ChunkPool::~ChunkPool() {
+  if (base_) ::munmap(base_, mapped_bytes_);
+}
+
+bool ChunkPool::init(std::size_t total_bytes, std::size_t chunk_bytes) {
+  chunk_bytes_ = chunk_bytes;
+  count_ = total_bytes / chunk_bytes;
+  mapped_bytes_ = count_ * chunk_bytes;
+  if (count_ == 0) return false;
+  void* p = ::mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    count_ = 0;
+    return false;
+  }
+  base_ = static_cast<char*>(p);
+  return true;
+}
+
+void* ChunkPool::acquire() noexcept {
+  std::uint64_t head = free_head_.load(std::memory_order_acquire);
+  char* chunk = nullptr;
+  while (head & 0xffffffffu) {
+    std::size_t idx = (head & 0xffffffffu) - 1;
+    char* c = base_ + idx * chunk_bytes_;
+    // The next link lives in the first word of a free chunk. A racing pop may have handed
+    // the chunk out already; the tag makes our CAS fail in that case.
+    std::uint32_t next = reinterpret_cast<std::atomic<std::uint32_t>*>(c)->load(std::memory_order_relaxed);
+    std::uint64_t desired = (((head >> 32) + 1) << 32) | next;
+    if (free_head_.compare_exchange_weak(head, desired, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      chunk = c;
+      break;
+    }
+  }
+  if (!chunk) {
+    std::size_t idx = fresh_.load(std::memory_order_relaxed);
+    while (idx < count_ && !fresh_.compare_exchange_weak(idx, idx + 1, std::memory_order_relaxed)) {
+    }
+    if (idx >= count_) return nullptr;
+    chunk = base_ + idx * chunk_bytes_;
+  }
+  std::size_t n = in_use_.fetch_add(1, std::memory_order_relaxed) + 1;
+  std::size_t hw = high_water_.load(std::memory_order_relaxed);
+  while (n > hw && !high_water_.compare_exchange_weak(hw, n, std::memory_order_relaxed)) {
+  }
+  return chunk;
+}
+
+void ChunkPool::release(void* chunk) noexcept {
+  char* c = static_cast<char*>(chunk);
+  std::uint32_t idx1 = static_cast<std::uint32_t>((c - base_) / chunk_bytes_) + 1;
+  std::uint64_t head = free_head_.load(std::memory_order_relaxed);
+  do {
+    reinterpret_cast<std::atomic<std::uint32_t>*>(c)->store(static_cast<std::uint32_t>(head & 0xffffffffu),
+                                                            std::memory_order_relaxed);
+  } while (!free_head_.compare_exchange_weak(head, (((head >> 32) + 1) << 32) | idx1, std::memory_order_release,
+                                             std::memory_order_relaxed));
+  in_use_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+}  // namespace prof

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Fixed-size raw event records as written on the hot path; converted to OTF2 off it.
+#pragma once
+
+#include <cstdint>
+
+namespace prof {
+
+using Timestamp = std::uint64_t;
+using RegionId = std::uint32_t;
+
+enum class RecordType : std::uint8_t {
+  Invalid = 0,
+  Enter,             // ref = region
+  Leave,             // ref = region
+  MeasurementOnOff,  // ref = 1 on, 2 off (OTF2_MeasurementMode)
+  BufferFlush,       // payload a = stop time
+  ThreadCreate,      // payload a = sequence number
+  ThreadBegin,       // payload a = sequence number
+  ThreadEnd,         // payload a = sequence number
+  ThreadWait,        // payload a = sequence number
+  AcquireLock,       // ref = lock id, payload a = acquisition order
+  ReleaseLock,       // ref = lock id, payload a = acquisition order
+  ProgramBegin,
+  ProgramEnd,
+};
+
+/// The 16-byte header of every record. `slots` 16-byte Payload slots follow it in the same
+/// chunk, so later event kinds (MPI, metrics, samples) never change the hot path's shape.
+struct Record {
+  Timestamp time;
+  RecordType type;
+  std::uint8_t slots;
+  std::uint16_t aux;
+  std::uint32_t ref;
+};
+static_assert(sizeof(Record) == 16, "Record must stay 16 bytes");
+
+struct Payload {
+  std::uint64_t a;
+  std::uint64_t b;
+};
+static_assert(sizeof(Payload) == 16, "Payload slots are 16 bytes");
+
+constexpr std::uint32_t kRecordBytes = 16;
+
+}  // namespace prof

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Measurement lifecycle. Everything here is off the hot path: init, location creation,
+// chunk hand-out and flushes, thread end, fork, finalize.
+//
+// Lifetime rules (glibc exit order: the exiting thread's thread_local destructors, atexit
+// handlers in reverse order, then ELF destructors): the runtime state is allocated once and
+// never destroyed, locations are reached through a raw __thread pointer, and every hook tests
+// the phase, so late destructors of user statics that still call hooks do nothing harmful.
+#include "measurement/runtime.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "adapters/adapter.hpp"
+#include "measurement/config/config.hpp"
+#include "measurement/events.hpp"
+#include "measurement/log.hpp"
+#include "measurement/memory/pool.hpp"
+#include "measurement/timer.hpp"
+#include "otf2-writer/trace_writer.hpp"
+
+extern char** environ;
+
+namespace prof::runtime {
+
+namespace {
+
+constexpr std::uint64_t kOtf2BlockBytes = 256 * 1024;  // OTF2's minimum event chunk
+constexpr std::uint64_t kMinTracingMemory = 1u << 20;
+
+struct State {
+  std::mutex mutex;           // locations list, ready step, conversion (one writer at a time)
+  ChunkPool events;           // per-thread trace chunks
+  ChunkPool otf2_blocks;      // OTF2's own event chunks
+  otf2w::TraceWriter writer;
+  std::vector<Location*> locations;
+  pthread_key_t key{};
+  bool deferred = false;      // ready() will be called by an adapter (MPI)
+  bool is_ready = false;
+  bool ready_failed = false;
+  std::string directory;      // final experiment directory
+  std::string exe_name;
+  std::vector<std::string> args;
+  std::uint64_t flushes = 0;
+  std::uint64_t bytes_recorded = 0;   // raw bytes converted so far, all locations
+  std::uint64_t spilled_bytes = 0;
+  std::uint32_t rank = 0;
+  bool thread_events = false;
+  std::atomic<std::uint64_t> thread_seq{0};
+  std::atomic<std::uint32_t> next_index{0};
+};
+
+State* g_state = nullptr;  // never destroyed
+std::atomic<int> g_init_state{0};   // 0 none, 1 running, 2 done
+std::atomic<bool> g_finalized{false};
+
+void release_chunk(void* c) { g_state->events.release(c); }
+
+std::string now_stamp() {
+  std::time_t t = std::time(nullptr);
+  struct tm tmv;
+  localtime_r(&t, &tmv);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d_%H%M%S", &tmv);
+  return buf;
+}
+
+std::string parent_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+void read_cmdline(State& s) {
+  s.exe_name = "program";
+  int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  std::string all;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) all.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  std::size_t pos = 0;
+  bool first = true;
+  while (pos < all.size()) {
+    std::size_t end = all.find('\0', pos);
+    if (end == std::string::npos) end = all.size();
+    std::string arg = all.substr(pos, end - pos);
+    if (first) s.exe_name = arg;
+    else s.args.push_back(arg);
+    first = false;
+    pos = end + 1;
+  }
+}
+
+// Checks made at init so that a bad directory is reported before the program's work, and
+// no directory is left behind by a run that cannot write.
+void check_directory(const config::Values& v) {
+  const std::string& dir = v.experiment_directory;
+  if (!dir.empty()) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) == 0 && !v.overwrite_experiment_directory)
+      log::fatal("PROF_EXPERIMENT_DIRECTORY='%s' exists and PROF_OVERWRITE_EXPERIMENT_DIRECTORY=false; remove it or choose another name",
+                 dir.c_str());
+  }
+  std::string parent = dir.empty() ? "." : parent_of(dir);
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    log::fatal("cannot create the experiment directory in '%s' (%s); set PROF_EXPERIMENT_DIRECTORY to a writable place",
+               parent.c_str(), std::strerror(errno));
+}
+
+// The deferred ready step: experiment directory, prof.cfg, OTF2 archive. State mutex held.
+bool ready_locked(State& s) {
+  if (s.is_ready) return true;
+  if (s.ready_failed) return false;
+  const config::Values& v = config::g_values;
+  std::string dir = v.experiment_directory;
+  if (dir.empty()) dir = "prof-" + now_stamp() + "_" + std::to_string(::getpid());
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0) {
+    // Never mix two runs: move the old one aside (the overwrite=false case failed at init).
+    std::string aside = dir + "-old-" + now_stamp() + "_" + std::to_string(::getpid());
+    if (::rename(dir.c_str(), aside.c_str()) != 0) {
+      log::error("cannot move the existing experiment directory '%s' aside (%s); remove it", dir.c_str(), std::strerror(errno));
+      s.ready_failed = true;
+      return false;
+    }
+    log::info(1, "moved the existing experiment directory '%s' to '%s'", dir.c_str(), aside.c_str());
+  }
+  if (::mkdir(dir.c_str(), 0777) != 0) {
+    log::error("cannot create the experiment directory '%s' (%s); set PROF_EXPERIMENT_DIRECTORY to a writable place",
+               dir.c_str(), std::strerror(errno));
+    s.ready_failed = true;
+    return false;
+  }
+  s.directory = dir;
+  std::string cfg = dir + "/prof.cfg";
+  if (FILE* f = std::fopen(cfg.c_str(), "w")) {
+    std::string text = config::cfg_file_text();
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  if (v.enable_tracing) {
+    std::string err;
+    if (!s.writer.open(dir, &s.otf2_blocks, &err)) {
+      log::error("%s", err.c_str());
+      s.ready_failed = true;
+      return false;
+    }
+    auto slash = s.exe_name.find_last_of('/');
+    s.writer.set_program(slash == std::string::npos ? s.exe_name : s.exe_name.substr(slash + 1), s.args);
+  }
+  s.is_ready = true;
+  log::info(1, "experiment directory: %s", dir.c_str());
+  return true;
+}
+
+// Spill files: chunks flushed before the ready step (MPI: before MPI_Init) are parked here.
+std::string spill_path(const Location* loc) {
+  const char* tmp = std::getenv("TMPDIR");
+  return std::string(tmp && *tmp ? tmp : "/tmp") + "/prof-spill-" + std::to_string(::getpid()) + "-" +
+         std::to_string(loc->index);
+}
+
+bool spill_locked(State& s, Location* loc) {
+  int fd = ::open(spill_path(loc).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  bool ok = true;
+  loc->trace.for_each([&](const Record& r, const Payload*) {
+    std::size_t bytes = kRecordBytes * (1u + r.slots);
+    if (ok && ::write(fd, &r, bytes) != static_cast<ssize_t>(bytes)) ok = false;
+    s.spilled_bytes += bytes;
+  });
+  ::close(fd);
+  return ok;
+}
+
+// Converts a location's spill file (if any) before its buffered events.
+void unspill_locked(State& s, Location* loc) {
+  std::string path = spill_path(loc);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  std::size_t chunk = s.events.chunk_bytes();
+  std::vector<void*> blocks;
+  EventBuffer tmp;
+  auto new_block = [&] {
+    void* b = std::malloc(chunk);
+    blocks.push_back(b);
+    tmp.add_chunk(b, chunk);
+  };
+  new_block();
+  Record head;
+  while (::read(fd, &head, sizeof head) == static_cast<ssize_t>(sizeof head)) {
+    Record* r = tmp.try_reserve(head.slots);
+    if (!r) {
+      new_block();
+      r = tmp.try_reserve(head.slots);
+    }
+    *r = head;
+    if (head.slots && ::read(fd, r + 1, kRecordBytes * head.slots) != static_cast<ssize_t>(kRecordBytes * head.slots)) break;
+    tmp.commit();
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  s.writer.write_events(loc->global_id, tmp, false);
+  for (void* b : blocks) std::free(b);
+}
+
+// Writes a location's buffered events to the archive and empties the buffer (keeping its
+// current chunk unless `close`). State mutex held. Returns false when nothing can be written.
+bool convert_locked(State& s, Location* loc, bool close) {
+  if (!ready_locked(s) || !s.writer.is_open()) return false;
+  if (loc->converted) return true;
+  unspill_locked(s, loc);
+  s.bytes_recorded += loc->trace.bytes();
+  if (!s.writer.write_events(loc->global_id, loc->trace, close))
+    log::error("writing the trace of location %u failed: %s", loc->index, s.writer.last_error().c_str());
+  if (close) {
+    loc->trace.release_all(release_chunk);
+    loc->converted = true;
+  } else {
+    loc->trace.clear(release_chunk);
+  }
+  return true;
+}
+
+void flush_locked(State& s, Location* loc, Timestamp t) {
+  bool written;
+  if (!s.is_ready && s.deferred) {
+    written = spill_locked(s, loc);
+    if (written) loc->trace.clear(release_chunk);
+  } else {
+    written = convert_locked(s, loc, false);
+    // Threads that ended keep chunks nobody writes any more: hand them back too.
+    for (Location* other : s.locations)
+      if (other != loc && other->ended && !other->converted) convert_locked(s, other, true);
+  }
+  if (!written) return;
+  ++s.flushes;
+  ++loc->flushes;
+  Timestamp end = timer::now();
+  // The BufferFlush record carries the triggering event's time and the real end of the flush.
+  Record* r = loc->trace.try_reserve(1);
+  if (r) {
+    r->time = t;
+    r->type = RecordType::BufferFlush;
+    r->slots = 1;
+    r->aux = 0;
+    r->ref = 0;
+    auto* p = reinterpret_cast<Payload*>(r + 1);
+    p->a = end;
+    p->b = 0;
+    loc->trace.commit();
+  }
+}
+
+void thread_exit(void* p) {
+  auto* loc = static_cast<Location*>(p);
+  if (loc) end_location(loc);
+}
+
+void atfork_child() {
+  // The child must not write over the parent's files: measurement stops in the child and the
+  // buffers it inherited (copies of the parent's) are forgotten, not written.
+  g_phase.store(static_cast<int>(Phase::Post), std::memory_order_relaxed);
+  g_compiler_hooks_on = false;
+  g_finalized.store(true);
+  if (Location* loc = tls_location) loc->active = false;
+}
+
+void write_program_begin(Location* loc) {
+  Record* r = loc->trace.try_reserve(0);
+  if (!r) r = runtime::reserve_slow(loc, timer::start(), 0);
+  if (!r) return;
+  r->time = timer::start();
+  r->type = RecordType::ProgramBegin;
+  r->slots = 0;
+  r->aux = 0;
+  r->ref = 0;
+  loc->trace.commit();
+}
+
+std::string size_text(std::uint64_t bytes) {
+  char buf[32];
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) std::snprintf(buf, sizeof buf, "%" PRIu64 "G", static_cast<std::uint64_t>(bytes >> 30));
+  else std::snprintf(buf, sizeof buf, "%" PRIu64 "M", static_cast<std::uint64_t>((bytes + (1ull << 20) - 1) >> 20));
+  return buf;
+}
+
+}  // namespace
+
+void init() {
+  int expected = 0;
+  if (!g_init_state.compare_exchange_strong(expected, 1)) return;  // done, or running on another thread
+  int saved = errno;
+  auto* s = new State;
+  std::string err;
+  std::vector<std::string> warnings;
+  if (!config::load(environ, &err, &warnings)) log::fatal("%s", err.c_str());
+  const config::Values& v = config::g_values;
+  log::g_verbose = static_cast<int>(v.verbose);
+  for (const auto& w : warnings) log::warning("%s", w.c_str());
+
+  std::uint64_t page = v.page_size;
+  std::uint64_t total = v.total_memory;
+  std::uint64_t otf2_bytes = 0;
+  if (v.enable_tracing) {
+    if (total < kMinTracingMemory)
+      log::fatal("PROF_TOTAL_MEMORY=%" PRIu64 " bytes is too small for tracing; use at least 1M, e.g. PROF_TOTAL_MEMORY=16M", total);
+    std::uint64_t blocks = total / 8 / kOtf2BlockBytes;
+    if (blocks < 2) blocks = 2;
+    if (blocks > 64) blocks = 64;
+    otf2_bytes = blocks * kOtf2BlockBytes;
+  }
+  std::uint64_t event_bytes = total - otf2_bytes;
+  if (page < 4096 || (page & (page - 1)) != 0 || page * 4 > event_bytes)
+    log::fatal("PROF_PAGE_SIZE=%" PRIu64 " does not fit PROF_TOTAL_MEMORY=%" PRIu64
+               ": use a power of two from 4K to a quarter of the event memory, e.g. 64K",
+               page, total);
+  check_directory(v);
+
+  if (const char* w = timer::init(v.timer)) log::warning("%s", w);
+  log::info(1, "timer: %s, %" PRIu64 " ticks/s", timer::name(), timer::resolution());
+  if (v.enable_tracing) {
+    if (!s->events.init(event_bytes, page) || !s->otf2_blocks.init(otf2_bytes, kOtf2BlockBytes))
+      log::fatal("cannot reserve PROF_TOTAL_MEMORY=%" PRIu64 " bytes (%s); lower PROF_TOTAL_MEMORY", total, std::strerror(errno));
+    log::info(1, "memory: %" PRIu64 " chunks of %" PRIu64 " bytes for events, %" PRIu64 " KiB for OTF2 buffers",
+              event_bytes / page, page, otf2_bytes >> 10);
+  }
+  read_cmdline(*s);
+  pthread_key_create(&s->key, &thread_exit);
+  pthread_atfork(nullptr, nullptr, &atfork_child);
+  g_state = s;
+
+  bool compiler = false;
+  for (const prof_adapter* const* a = adapters::linked(); *a; ++a) {
+    if (std::strcmp((*a)->name, "compiler") == 0) compiler = true;
+    if (std::strcmp((*a)->name, "pthread") == 0) s->thread_events = (v.pthread_enable & config::kPthreadCreate) != 0;
+    if ((*a)->init && (*a)->init() != 0) log::warning("adapter '%s' failed to initialise; its events are missing", (*a)->name);
+    log::info(1, "adapter: %s", (*a)->name);
+  }
+  g_phase.store(static_cast<int>(Phase::Within));
+  g_compiler_hooks_on = compiler;
+  std::atexit(&finalize);
+  g_init_state.store(2);
+  if (!v.enable_tracing && v.enable_profiling)
+    log::info(1, "PROF_ENABLE_PROFILING: call-path profiles are not written yet (issue #3); set PROF_ENABLE_TRACING=true for a trace");
+
+  if (Location* loc = create_location()) {
+    if (v.enable_tracing) write_program_begin(loc);
+  }
+  errno = saved;
+}
+
+Location* create_location() {
+  State* s = g_state;
+  if (!s || g_phase.load(std::memory_order_relaxed) != static_cast<int>(Phase::Within)) return nullptr;
+  int saved = errno;
+  auto* loc = new Location;
+  loc->index = s->next_index.fetch_add(1);
+  loc->global_id = (static_cast<std::uint64_t>(loc->index) << 32) | s->rank;
+  bool main_thread = ::gettid() == ::getpid();
+  loc->name = main_thread ? "Master thread" : "Pthread thread " + std::to_string(loc->index);
+  loc->tracing = config::g_values.enable_tracing;
+  if (loc->tracing) {
+    void* c = s->events.acquire();
+    if (!c) {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      for (Location* other : s->locations)
+        if (other->ended && !other->converted) convert_locked(*s, other, true);
+      c = s->events.acquire();
+    }
+    if (c) loc->trace.add_chunk(c, s->events.chunk_bytes());
+  }
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    s->locations.push_back(loc);
+  }
+  for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
+    if ((*a)->init_location) (*a)->init_location(loc);
+  pthread_setspecific(s->key, loc);
+  tls_location = loc;
+  errno = saved;
+  return loc;
+}
+
+void end_location(Location* loc) {
+  State* s = g_state;
+  if (!s || loc->ended) return;
+  int saved = errno;
+  bool was_busy = loc->busy;
+  loc->busy = true;
+  if (loc->active && g_phase.load() == static_cast<int>(Phase::Within)) {
+    Timestamp t = timer::now();
+    close_all_frames(loc, t);
+    if (loc->create_seq) event(loc, t, RecordType::ThreadEnd, 0, loc->create_seq);
+  }
+  for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
+    if ((*a)->finalize_location) (*a)->finalize_location(loc);
+  loc->active = false;
+  loc->ended = true;
+  if (loc->tracing && g_phase.load() == static_cast<int>(Phase::Within)) {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (s->is_ready && !g_finalized.load()) convert_locked(*s, loc, true);
+  }
+  loc->busy = was_busy;
+  errno = saved;
+}
+
+Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
+  State* s = g_state;
+  if (!s || !loc->tracing || g_finalized.load(std::memory_order_relaxed)) {
+    ++loc->lost_events;
+    return nullptr;
+  }
+  if (void* c = s->events.acquire()) {
+    loc->trace.add_chunk(c, s->events.chunk_bytes());
+    return loc->trace.try_reserve(slots);
+  }
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (!g_finalized.load()) flush_locked(*s, loc, t);
+  }
+  if (loc->trace.has_chunk())
+    if (Record* r = loc->trace.try_reserve(slots)) return r;
+  if (void* c = s->events.acquire()) {
+    loc->trace.add_chunk(c, s->events.chunk_bytes());
+    return loc->trace.try_reserve(slots);
+  }
+  ++loc->lost_events;
+  return nullptr;
+}
+
+void defer_ready() {
+  if (g_state) g_state->deferred = true;
+}
+
+bool ready() {
+  State* s = g_state;
+  if (!s) return false;
+  std::lock_guard<std::mutex> lock(s->mutex);
+  return ready_locked(*s);
+}
+
+std::uint64_t next_thread_seq() { return g_state ? g_state->thread_seq.fetch_add(1) + 1 : 0; }
+
+std::string experiment_directory() {
+  State* s = g_state;
+  if (!s) return "";
+  std::lock_guard<std::mutex> lock(s->mutex);
+  return s->directory;
+}
+
+void finalize() {
+  State* s = g_state;
+  if (!s || g_finalized.exchange(true)) return;
+  int saved = errno;
+  Location* self = tls_location;
+  if (self) self->busy = true;
+  // Stop recording everywhere first; then wait (bounded) for threads still inside a hook, so
+  // their buffers are read only up to what they committed.
+  g_compiler_hooks_on = false;
+  g_phase.store(static_cast<int>(Phase::Post));
+  std::vector<Location*> locs;
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    locs = s->locations;
+  }
+  for (Location* loc : locs) {
+    if (loc == self) continue;
+    for (int i = 0; i < 10000 && loc->busy && !loc->ended; ++i) ::usleep(1);
+  }
+  const config::Values& v = config::g_values;
+  Timestamp end = timer::now();
+  std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0;
+  for (Location* loc : locs) {
+    if (!loc->ended) {
+      closed += close_all_frames(loc, end);
+      if (loc->index == 0 && loc->tracing) {
+        // OTF2_UNDEFINED_INT64: the exit status is not known inside an atexit handler.
+        event(loc, end, RecordType::ProgramEnd, 0, static_cast<std::uint64_t>(INT64_MAX));
+      }
+    }
+    repairs += loc->repairs;
+    unmatched += loc->unmatched_leaves;
+    lost += loc->lost_events;
+    reentries += loc->dropped_reentries;
+  }
+  for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
+    if ((*a)->finalize) (*a)->finalize();
+  if (const char* w = timer::finalize()) log::warning("%s", w);
+  Timestamp last = timer::now();
+
+  if (v.enable_tracing) {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    for (Location* loc : locs) convert_locked(*s, loc, true);
+    if (s->writer.is_open()) {
+      otf2w::Definitions defs;
+      defs.clock.resolution = timer::resolution();
+      defs.clock.offset = timer::start();
+      defs.clock.length = last - timer::start();
+      defs.clock.realtime_ns = timer::realtime_ns(timer::start());
+      defs.machine = "Linux";
+      char host[256] = {0};
+      ::gethostname(host, sizeof host - 1);
+      defs.node = host;
+      defs.process = "Process";
+      defs.regions = regions::snapshot();
+      for (Location* loc : locs) defs.locations.push_back({loc->global_id, loc->name});
+      defs.thread_events = s->thread_events;
+      std::string err;
+      if (!s->writer.finish(defs, &err)) log::error("%s", err.c_str());
+      else log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events)", s->directory.c_str(), s->writer.stats().events);
+    }
+  } else if (v.enable_profiling) {
+    log::warning("call-path profiles are not implemented yet (issue #3), so this run wrote nothing; set PROF_ENABLE_TRACING=true for an OTF2 trace");
+  }
+
+  // One line per cause, at the end, never from the hot path.
+  if (s->flushes) {
+    std::uint64_t needed = s->bytes_recorded + locs.size() * v.page_size + 2 * kOtf2BlockBytes;
+    log::warning("trace buffers were flushed %" PRIu64 " times during the run, which disturbs the timings; the run needed about %s; set PROF_TOTAL_MEMORY=%s to avoid it",
+                 s->flushes, size_text(needed).c_str(), size_text(needed + needed / 4).c_str());
+  }
+  if (s->writer.stats().otf2_over_budget)
+    log::warning("%" PRIu64 " OTF2 write buffers (256 KiB each) had to be taken outside PROF_TOTAL_MEMORY because many threads flushed at once; raise PROF_TOTAL_MEMORY",
+                 s->writer.stats().otf2_over_budget);
+  if (repairs || unmatched)
+    log::warning("%" PRIu64 " function exits were never reported (longjmp, exceptions without exit hooks) and were closed by prof, %" PRIu64
+                 " exits had no matching entry; the trace stays balanced",
+                 repairs, unmatched);
+  if (lost)
+    log::warning("%" PRIu64 " events were lost for lack of memory; raise PROF_TOTAL_MEMORY or lower PROF_PAGE_SIZE", lost);
+  if (reentries) log::info(1, "%" PRIu64 " events from inside prof itself (signal handlers) were dropped", reentries);
+  if (closed) log::info(1, "%" PRIu64 " frames were still open at the end and were closed", closed);
+  log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", repairs, unmatched, closed);
+  if (self) self->busy = false;
+  errno = saved;
+}
+
+}  // namespace prof::runtime
+
+namespace prof {
+Location* current_location() {
+  Location* loc = tls_location;
+  if (PROF_LIKELY(loc != nullptr)) return loc;
+  if (g_phase.load(std::memory_order_relaxed) == static_cast<int>(Phase::Pre)) {
+    runtime::init();
+    if (tls_location) return tls_location;  // init made this thread's location
+  }
+  return runtime::create_location();
+}
+}  // namespace prof
+
+// Called from a constructor in the executable that prof-wrap generates at the link step:
+// executables' constructors run after every shared library's static initialisers (libprof's
+// own configuration tables included), and before main, so a malformed variable stops the run
+// before the program's work. Programs without it initialise on their first event.
+extern "C" PROF_API void prof_init(void) { prof::runtime::init(); }
+
+// The link guard: instrumented objects reference it (see <prof/instrumented.h>).
+extern "C" PROF_API const char prof_wrap_link_guard__link_this_object_with_prof_wrap = 1;

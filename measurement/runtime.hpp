@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Process-wide measurement lifecycle: init once, locations, flushes, the deferred "ready"
+// step (experiment directory + OTF2 archive), finalize once.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "measurement/location.hpp"
+#include "measurement/record.hpp"
+
+namespace prof::runtime {
+
+/// Parses the configuration and starts measurement. Idempotent; called from libprof's
+/// constructor and, lazily, by the first event. A malformed variable is fatal here.
+void init();
+/// Writes all data and stops measurement. Runs once (atexit); later calls do nothing.
+void finalize();
+
+/// Creates the calling thread's location (after init). nullptr when no memory or measurement off.
+Location* create_location();
+/// The calling thread ends: closes its open frames, writes ThreadEnd, hands its buffer on.
+void end_location(Location* loc);
+
+/// Slow path of the trace buffer: a new chunk, or a flush when the pool is empty. Returns
+/// nullptr when the event cannot be stored (counted as lost). Owner thread only, busy set.
+Record* reserve_slow(Location* loc, Timestamp t, unsigned slots);
+
+/// Adapters that learn rank and shared directory later (MPI) call defer_ready() in their
+/// init and ready() once they know them; until then flushed chunks go to a spill file.
+void defer_ready();
+bool ready();
+
+/// Next ThreadCreate sequence number (1, 2, ...). Any thread.
+std::uint64_t next_thread_seq();
+
+/// The experiment directory once ready, else "".
+std::string experiment_directory();
+
+}  // namespace prof::runtime

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// timer::now(): the TSC where it is usable, otherwise clock_gettime(CLOCK_MONOTONIC).
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <x86intrin.h>
+
+#include "measurement/compiler.hpp"
+#include "measurement/record.hpp"
+
+namespace prof::timer {
+
+enum class Kind { Tsc, ClockGettime };
+
+/// Chosen once by init(); read by every event.
+extern bool g_use_tsc;
+
+// Hot path: no locks, no allocation, no errno changes.
+PROF_NO_INSTRUMENT inline Timestamp now() {
+  if (PROF_LIKELY(g_use_tsc)) return __rdtsc();
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Timestamp>(ts.tv_sec) * 1000000000u + static_cast<Timestamp>(ts.tv_nsec);
+}
+
+/// Result of the TSC checks, for tests and PROF_VERBOSE.
+struct TscCheck {
+  bool clocksource_tsc = false;  ///< the kernel's current clocksource is "tsc"
+  bool invariant = false;        ///< CPUID says the TSC is invariant (constant rate, runs in C-states)
+  double ticks_per_second = 0;   ///< calibrated against CLOCK_MONOTONIC_RAW
+  bool usable() const { return clocksource_tsc && invariant && ticks_per_second > 1e8 && ticks_per_second < 1e11; }
+};
+
+/// Reads the clocksource and CPUID and calibrates the TSC for `calibrate_ns` against
+/// CLOCK_MONOTONIC_RAW.
+TscCheck check_tsc(std::uint64_t calibrate_ns);
+
+/// Picks the timer (choice: 0 auto, 1 tsc, 2 clock_gettime) and records the start anchor.
+/// Returns a warning text when a requested TSC is unusable (then clock_gettime is used).
+const char* init(std::uint64_t choice);
+/// Records the end anchor; recomputes the TSC rate over the whole run. Returns a warning
+/// when the rate measured now differs from the one at init by more than 0.1 %.
+const char* finalize();
+
+Kind kind();
+const char* name();
+/// Ticks per second (the OTF2 timer resolution).
+std::uint64_t resolution();
+/// Timestamp of init().
+Timestamp start();
+/// Nanoseconds since 1970 (UTC) at timestamp t.
+std::uint64_t realtime_ns(Timestamp t);
+/// Converts a tick difference to nanoseconds.
+double ticks_to_ns(std::uint64_t ticks);
+
+}  // namespace prof::timer

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Converts raw per-location event buffers into an OTF2 archive (traces.otf2, traces.def,
+// traces/). The only component that talks to the OTF2 library; callers serialise all calls.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "measurement/buffer.hpp"
+#include "measurement/definitions/regions.hpp"
+#include "measurement/memory/pool.hpp"
+
+namespace prof::otf2w {
+
+struct ClockInfo {
+  std::uint64_t resolution = 1000000000;  ///< ticks per second
+  std::uint64_t offset = 0;               ///< first tick of the run
+  std::uint64_t length = 0;               ///< ticks from offset to the end
+  std::uint64_t realtime_ns = 0;          ///< wall clock (ns since 1970, UTC) at offset
+};
+
+struct LocationInfo {
+  std::uint64_t id = 0;
+  std::string name;
+};
+
+struct Definitions {
+  ClockInfo clock;
+  std::string machine;
+  std::string node;
+  std::string process;  ///< location group name
+  std::vector<regions::RegionDef> regions;
+  std::vector<LocationInfo> locations;  ///< CPU thread locations, creation order
+  bool thread_events = false;           ///< define the pthread thread contingent (comm 0)
+};
+
+/// Counters of the writer, for the end-of-run report and tests.
+struct WriterStats {
+  std::uint64_t events = 0;              ///< OTF2 events written, all locations
+  std::uint64_t otf2_over_budget = 0;    ///< OTF2 chunks that had to come from malloc
+  std::uint64_t otf2_flushes = 0;        ///< OTF2 buffer writes to disk
+};
+
+class TraceWriter {
+ public:
+  TraceWriter();
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  /// Opens `<dir>/traces.otf2`. OTF2 event chunks come from `blocks` (chunk size = its chunk
+  /// size, >= 256 KiB), one per open location writer; OTF2 writes a buffer to disk when it
+  /// needs a second one. Returns false with a one-line error.
+  bool open(const std::string& dir, ChunkPool* blocks, std::string* error);
+  bool is_open() const;
+
+  /// Program name and arguments for ProgramBegin records.
+  void set_program(const std::string& name, const std::vector<std::string>& args);
+
+  /// Appends every record of `buffer` to location `location`'s event stream; timestamps are
+  /// clamped to be non-decreasing per location. `close` closes that location's writer (its
+  /// event count is final). Returns false on an OTF2 error (message in last_error()).
+  bool write_events(std::uint64_t location, const EventBuffer& buffer, bool close);
+
+  /// Events written so far for `location`.
+  std::uint64_t event_count(std::uint64_t location) const;
+
+  /// Closes all writers, writes local and global definitions and closes the archive.
+  bool finish(const Definitions& defs, std::string* error);
+
+  const WriterStats& stats() const;
+  const std::string& last_error() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace prof::otf2w
