@@ -96,8 +96,6 @@ class InProf {
       l->busy = true;
       std::atomic_signal_fence(std::memory_order_seq_cst);
       loc = l;
-    } else if (l && l->busy) {
-      ++l->dropped_reentries;
     }
   }
   ~InProf() {

@@ -4,6 +4,7 @@
  * link (glibc's empty __cyg_profile_func_* hooks would otherwise measure nothing, silently). */
 #ifndef PROF_INSTRUMENTED_H
 #define PROF_INSTRUMENTED_H
+#ifndef __ASSEMBLER__
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,4 +17,5 @@ extern const char prof_wrap_link_guard__link_this_object_with_prof_wrap;
 __attribute__((used)) static const char* const prof_link_guard_ref_ =
     &prof_wrap_link_guard__link_this_object_with_prof_wrap;
 
+#endif /* __ASSEMBLER__ */
 #endif /* PROF_INSTRUMENTED_H */

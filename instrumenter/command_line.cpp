@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// prof-wrap's option parsing and the compile/link classification of a compiler command.
+#include "command_line.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace prof::wrap {
+
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// Options whose argument is the next word. The argument must never be taken as an input file.
+const char* const kOptionsWithSeparateArg[] = {
+    "-o", "-I", "-L", "-l", "-D", "-U", "-A", "-B", "-T", "-z", "-u", "-e",
+    "-include", "-imacros", "-isystem", "-idirafter", "-iquote", "-iprefix", "-iwithprefix",
+    "-iwithprefixbefore", "-isysroot", "--sysroot", "-MF", "-MT", "-MQ", "-MJ", "-x",
+    "-Xlinker", "-Xpreprocessor", "-Xassembler", "-Xclang", "-mllvm", "-target", "--param",
+    "-aux-info", "-dumpbase", "-dumpdir",
+};
+
+bool takes_separate_arg(const std::string& arg) {
+  return std::any_of(std::begin(kOptionsWithSeparateArg), std::end(kOptionsWithSeparateArg),
+                     [&](const char* o) { return arg == o; });
+}
+
+// Flags that change the ABI or the tools used: the adapter-list object is compiled with them too.
+bool is_abi_flag(const std::string& arg) {
+  return arg == "-m16" || arg == "-m32" || arg == "-m64" || arg == "-mx32" || starts_with(arg, "-mabi=") ||
+         starts_with(arg, "--target=") || (starts_with(arg, "-B") && arg.size() > 2);
+}
+
+// The file name after the last '/'.
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "libfoo.so", "libfoo.so.1", "libfoo.so.1.2.3".
+bool is_shared_lib_name(const std::string& path) {
+  const std::string name = base_name(path);
+  const auto pos = name.find(".so");
+  if (pos == std::string::npos || pos == 0) return false;
+  const std::string rest = name.substr(pos + 3);
+  if (rest.empty()) return true;
+  if (rest[0] != '.') return false;
+  return std::all_of(rest.begin(), rest.end(), [](char c) { return c == '.' || std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+}  // namespace
+
+void apply_option(Options& o, const std::string& arg) {
+  if (arg == "--help" || arg == "-h") o.help = true;
+  else if (arg == "--version") o.version = true;
+  else if (arg == "--verbose" || arg == "-v") o.verbose = true;
+  else if (arg == "--dry-run") o.dry_run = o.verbose = true;
+  else if (arg == "--nocompiler") o.nocompiler = true;
+  else if (arg == "--compiler") o.nocompiler = false;
+  else if (arg == "--user") o.user = true;
+  else if (arg == "--nouser") o.user = false;
+  else if (arg == "--keep-files") o.keep_files = true;
+  else throw UsageError("unknown option '" + arg + "' before the compiler name");
+}
+
+std::vector<std::string> split_whitespace(const char* text) {
+  std::vector<std::string> words;
+  if (!text) return words;
+  std::string word;
+  for (const char* p = text;; ++p) {
+    if (*p == '\0' || *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+      if (*p == '\0') break;
+    } else {
+      word += *p;
+    }
+  }
+  return words;
+}
+
+CommandLine parse_command_line(const std::vector<std::string>& args, const char* env_instrumenter_flags,
+                               const char* env_compiler_flags) {
+  CommandLine cl;
+  for (const auto& w : split_whitespace(env_instrumenter_flags)) {
+    try {
+      apply_option(cl.options, w);
+    } catch (const UsageError&) {
+      throw UsageError("unknown option '" + w + "' in PROF_WRAPPER_INSTRUMENTER_FLAGS");
+    }
+  }
+  std::size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;
+    apply_option(cl.options, a);
+  }
+  if (i < args.size()) {
+    cl.compiler_argv.push_back(args[i]);
+    for (auto& w : split_whitespace(env_compiler_flags)) cl.compiler_argv.push_back(std::move(w));
+    cl.compiler_argv.insert(cl.compiler_argv.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+  } else if (!cl.options.help && !cl.options.version) {
+    throw UsageError("no compiler given");
+  }
+  return cl;
+}
+
+bool wrapper_disabled(const char* value) {
+  if (!value) return false;
+  std::string v(value);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return v == "off" || v == "0" || v == "no" || v == "false";
+}
+
+std::optional<std::vector<std::string>> passthrough_command(const char* prof_wrapper_value,
+                                                            const std::vector<std::string>& args) {
+  if (!wrapper_disabled(prof_wrapper_value)) return std::nullopt;
+  std::size_t i = 0;
+  for (; i < args.size(); ++i) {
+    if (args[i] == "--") {
+      ++i;
+      break;
+    }
+    if (args[i].empty() || args[i][0] != '-') break;
+  }
+  if (i >= args.size()) return std::nullopt;
+  return std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+}
+
+InputKind classify_input(const std::string& path, const std::string& language) {
+  if (!language.empty() && language != "none") {
+    if (language == "c" || language == "cpp-output" || language == "objective-c") return InputKind::CSource;
+    if (language == "c++" || language == "c++-cpp-output" || language == "objective-c++") return InputKind::CxxSource;
+    if (language == "assembler" || language == "assembler-with-cpp") return InputKind::Assembly;
+    if (ends_with(language, "-header")) return InputKind::Header;
+    return InputKind::Other;
+  }
+  const std::string name = base_name(path);
+  const auto dot = name.rfind('.');
+  if (dot == std::string::npos || dot == 0) return InputKind::Other;
+  const std::string ext = name.substr(dot);  // case matters: .c is C, .C is C++
+  if (ext == ".c" || ext == ".i") return InputKind::CSource;
+  if (ext == ".cc" || ext == ".cp" || ext == ".cxx" || ext == ".cpp" || ext == ".CPP" || ext == ".c++" ||
+      ext == ".C" || ext == ".ii")
+    return InputKind::CxxSource;
+  if (ext == ".s" || ext == ".S" || ext == ".sx") return InputKind::Assembly;
+  if (ext == ".h" || ext == ".hh" || ext == ".H" || ext == ".hp" || ext == ".hxx" || ext == ".hpp" ||
+      ext == ".HPP" || ext == ".h++" || ext == ".tcc")
+    return InputKind::Header;
+  if (ext == ".o") return InputKind::Object;
+  if (ext == ".a") return InputKind::StaticLib;
+  if (is_shared_lib_name(name)) return InputKind::SharedLib;
+  return InputKind::Other;
+}
+
+Plan classify(const std::vector<std::string>& argv) {
+  Plan p;
+  p.argv = argv;
+  bool compile_only = false, assemble_only = false, no_output = false;
+  std::string language;  // the current -x language; applies to the inputs after it
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    const bool has_next = i + 1 < argv.size();
+    if (a.size() > 1 && a[0] == '-') {
+      if (takes_separate_arg(a)) {
+        if (!has_next) continue;  // the compiler reports the missing argument
+        const std::string& v = argv[++i];
+        if (a == "-o") p.output = v;
+        else if (a == "-x") language = v;
+        else if (a == "-l") p.libraries.push_back(v);
+        else if (a == "-target" || a == "-B") p.abi_flags.insert(p.abi_flags.end(), {a, v});
+        continue;
+      }
+      if (a == "-c") compile_only = true;
+      else if (a == "-S") assemble_only = true;
+      else if (a == "-E") p.preprocess_only = true;
+      else if (a == "-M" || a == "-MM") p.deps_only = true;
+      else if (a == "-shared") p.shared = true;
+      else if (a == "-r") p.relocatable = true;
+      else if (a == "-static" || a == "-static-pie") p.static_link = true;
+      else if (a == "-fsyntax-only" || a == "-###") no_output = true;
+      else if (starts_with(a, "-o")) p.output = a.substr(2);
+      else if (starts_with(a, "-x")) language = a.substr(2);
+      else if (starts_with(a, "-l")) p.libraries.push_back(a.substr(2));
+      else if (starts_with(a, "-g") && !starts_with(a, "-gz")) p.has_debug_option = true;  // -gz only compresses
+      if (is_abi_flag(a)) p.abi_flags.push_back(a);
+      continue;
+    }
+    if (!a.empty() && a[0] == '@') continue;  // response file: opaque, passed through
+    if (a == "-") {
+      // stdin is a source only with an explicit -x; without one gcc refuses it anyway.
+      p.inputs.push_back({a, language.empty() ? InputKind::Other : classify_input(a, language)});
+    } else {
+      p.inputs.push_back({a, classify_input(a, language)});
+    }
+    if (is_source(p.inputs.back().kind)) p.sources.push_back(a);
+  }
+
+  p.trailing_language = language;
+  const bool has_inputs = std::any_of(p.inputs.begin(), p.inputs.end(),
+                                      [](const Input& in) { return in.kind != InputKind::Header; });
+  p.nothing_to_build = no_output || !has_inputs;
+  if (p.deps_only || p.preprocess_only || p.nothing_to_build) return p;
+  p.compiles = !p.sources.empty();
+  p.links = !compile_only && !assemble_only;
+  return p;
+}
+
+std::string shell_quote(const std::string& arg) {
+  if (!arg.empty() && std::all_of(arg.begin(), arg.end(), [](unsigned char c) {
+        return std::isalnum(c) || std::strchr("_@%+=:,./-", c) != nullptr;
+      }))
+    return arg;
+  std::string q = "'";
+  for (char c : arg) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+std::string shell_join(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (!s.empty()) s += ' ';
+    s += shell_quote(a);
+  }
+  return s;
+}
+
+}  // namespace prof::wrap

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// prof-wrap's command line: its own options, the environment, and the compile/link classification.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace prof::wrap {
+
+/// A mistake on prof-wrap's own command line: main prints the message and the usage text.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Any other reason prof-wrap cannot go on: main prints the one-line message and exits 1.
+struct WrapError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// prof-wrap's own options, those given before the compiler name.
+struct Options {
+  bool help = false;
+  bool version = false;
+  bool verbose = false;     ///< print each command on stderr before running it
+  bool dry_run = false;     ///< print, do not run (implies verbose)
+  bool nocompiler = false;  ///< no compiler instrumentation (still link libprof)
+  bool user = false;        ///< define PROF_USER_ENABLE for the <prof/user.h> macros
+  bool keep_files = false;  ///< keep the generated adapter-list source and object
+};
+
+/// The command line split into prof-wrap's part and the compiler's part.
+struct CommandLine {
+  Options options;
+  std::vector<std::string> compiler_argv;  ///< compiler name first, then its arguments, exactly as given
+};
+
+/// Applies one prof-wrap option (e.g. "--verbose") to `options`; throws UsageError if unknown.
+void apply_option(Options& options, const std::string& arg);
+
+/// Splits `args` (argv without argv[0]) into prof-wrap options and the compiler command.
+/// `env_instrumenter_flags` (PROF_WRAPPER_INSTRUMENTER_FLAGS) are applied before the command-line
+/// options; `env_compiler_flags` (PROF_WRAPPER_COMPILER_FLAGS) are inserted right after the compiler
+/// name. Either may be null. Throws UsageError for an unknown option. With --help or --version the
+/// compiler may be missing; otherwise a missing compiler is a UsageError.
+CommandLine parse_command_line(const std::vector<std::string>& args, const char* env_instrumenter_flags = nullptr,
+                               const char* env_compiler_flags = nullptr);
+
+/// True when PROF_WRAPPER has a value that turns the wrapper off: off, 0, no, false (any case).
+bool wrapper_disabled(const char* prof_wrapper_value);
+
+/// The pass-through command for PROF_WRAPPER=off: the compiler and its arguments exactly as
+/// given, prof-wrap options dropped, PROF_WRAPPER_*_FLAGS ignored (as Score-P's wrapper does).
+/// Returns nothing when the wrapper is on or when no compiler was named.
+std::optional<std::vector<std::string>> passthrough_command(const char* prof_wrapper_value,
+                                                            const std::vector<std::string>& args);
+
+/// Splits on blanks (space, tab, newline); no quoting, like an unquoted shell expansion.
+std::vector<std::string> split_whitespace(const char* text);
+
+/// What an input file is, by -x language or by extension.
+enum class InputKind {
+  CSource,     ///< .c .i, or -x c
+  CxxSource,   ///< .cc .cpp .cxx .c++ .cp .C .CPP .ii, or -x c++
+  Assembly,    ///< .s .S .sx: assembled, not instrumented
+  Header,      ///< .h .hh .hpp ...: precompiled-header builds, ignored
+  Object,      ///< .o
+  StaticLib,   ///< .a
+  SharedLib,   ///< .so, .so.N...
+  Other,       ///< anything else, handed to the linker untouched (linker scripts, .lo, ...)
+};
+
+/// Classifies one input by the current -x language ("none" or empty: by extension).
+InputKind classify_input(const std::string& path, const std::string& language);
+
+/// True for the kinds that prof-wrap instruments.
+inline bool is_source(InputKind k) { return k == InputKind::CSource || k == InputKind::CxxSource; }
+
+/// One input file of the compiler command.
+struct Input {
+  std::string path;
+  InputKind kind;
+};
+
+/// What the compiler command does, decided from its arguments alone.
+struct Plan {
+  std::vector<std::string> argv;       ///< compiler first, then the user's arguments, untouched
+  bool compiles = false;               ///< at least one C/C++ source is compiled
+  bool links = false;                  ///< the linker runs (executable, shared object or -r)
+  bool preprocess_only = false;        ///< -E
+  bool deps_only = false;              ///< -M or -MM (they imply -E): dependency lists only
+  bool shared = false;                 ///< -shared
+  bool relocatable = false;            ///< -r
+  bool static_link = false;            ///< -static or -static-pie
+  bool has_debug_option = false;       ///< the user gave some -g* option
+  bool nothing_to_build = false;       ///< -fsyntax-only, -###, or no input files (e.g. --version)
+  std::vector<Input> inputs;           ///< every input file, in order
+  std::vector<std::string> sources;    ///< the C/C++ sources among them
+  std::optional<std::string> output;   ///< -o value, if given
+  std::vector<std::string> libraries;  ///< -l names (without -l)
+  std::vector<std::string> abi_flags;  ///< flags the adapter-list object must share (-m32, --target=...)
+  std::string trailing_language;       ///< the -x language still in effect after the last argument
+
+  /// The link produces an executable (so it gets the adapter list).
+  bool links_executable() const { return links && !shared && !relocatable; }
+  /// Nothing to add: the command runs as given.
+  bool passthrough() const { return !compiles && !links && !preprocess_only && !deps_only; }
+};
+
+/// Classifies a compiler command; argv[0] is the compiler. Never throws for odd arguments:
+/// what it does not understand it passes through.
+Plan classify(const std::vector<std::string>& argv);
+
+/// Quotes one argument for a POSIX shell, only when needed (for --verbose output).
+std::string shell_quote(const std::string& arg);
+
+/// Joins a command with shell quoting.
+std::string shell_join(const std::vector<std::string>& argv);
+
+}  // namespace prof::wrap

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Locates the measurement relative to prof-wrap's own executable.
+#include "install_layout.hpp"
+
+#include <filesystem>
+#include <system_error>
+
+#include "command_line.hpp"
+
+namespace prof::wrap {
+
+namespace fs = std::filesystem;
+
+Layout layout_for_executable(const std::string& exe_path) {
+  return Layout{fs::path(exe_path).lexically_normal().parent_path().parent_path().string()};
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw WrapError("cannot read /proc/self/exe (" + ec.message() + "); prof-wrap needs a mounted /proc");
+  return p.string();
+}
+
+void check_layout(const Layout& layout) {
+  for (const std::string& f : {layout.libprof(), layout.instrumented_header()}) {
+    std::error_code ec;
+    if (!fs::exists(f, ec))
+      throw WrapError(f + " does not exist; build the 'prof' target (or install prof) next to this prof-wrap");
+  }
+}
+
+}  // namespace prof::wrap

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Where prof-wrap finds libprof and the prof headers: <prefix>/lib and <prefix>/include, with
+// <prefix> the directory above prof-wrap's own bin/, the same in the build tree and an install.
+#pragma once
+
+#include <string>
+
+namespace prof::wrap {
+
+/// The measurement's files, relative to one prefix.
+struct Layout {
+  std::string prefix;
+
+  std::string lib_dir() const { return prefix + "/lib"; }
+  std::string include_dir() const { return prefix + "/include"; }
+  std::string libprof() const { return lib_dir() + "/libprof.so"; }
+  std::string instrumented_header() const { return include_dir() + "/prof/instrumented.h"; }
+};
+
+/// The layout for an executable at `exe_path` (".../bin/prof-wrap" → prefix "...").
+Layout layout_for_executable(const std::string& exe_path);
+
+/// The running executable's real path (/proc/self/exe, symlinks resolved). Throws WrapError.
+std::string self_executable();
+
+/// Throws WrapError naming the first file of the layout that does not exist.
+void check_layout(const Layout& layout);
+
+}  // namespace prof::wrap

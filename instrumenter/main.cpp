@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// prof-wrap: runs a compiler command with the instrumentation and measurement libraries added.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command_line.hpp"
+#include "install_layout.hpp"
+#include "toolchain.hpp"
+
+#ifndef PROF_VERSION
+#define PROF_VERSION "unknown"
+#endif
+
+extern char** environ;
+
+namespace {
+
+using namespace prof::wrap;
+
+const char kUsage[] =
+    "Usage: prof-wrap [prof-options] <compiler> [compiler arguments...]\n"
+    "\n"
+    "Adds compiler instrumentation to compile steps and links the prof measurement into\n"
+    "link steps; everything else runs unchanged. Supported compilers: %s.\n"
+    "\n"
+    "Options (before the compiler name):\n"
+    "  -h, --help       show this help and exit\n"
+    "      --version    show the version and exit\n"
+    "  -v, --verbose    print each command on stderr before running it\n"
+    "      --dry-run    print the commands, do not run them (implies --verbose)\n"
+    "      --nocompiler no compiler instrumentation (-finstrument-functions); still link libprof\n"
+    "      --compiler   undo --nocompiler (the default)\n"
+    "      --user       enable the PROF_USER_* macros of <prof/user.h> (-DPROF_USER_ENABLE)\n"
+    "      --nouser     undo --user (the default)\n"
+    "      --keep-files keep the generated adapter list (source and object)\n"
+    "      --           end of prof-wrap options; the next word is the compiler\n"
+    "\n"
+    "Environment:\n"
+    "  PROF_WRAPPER=off                     run the compiler unchanged (also 0, no, false);\n"
+    "                                       use it while configuring (cmake, ./configure)\n"
+    "  PROF_WRAPPER_INSTRUMENTER_FLAGS=...  extra prof-wrap options, before the command line's\n"
+    "  PROF_WRAPPER_COMPILER_FLAGS=...      extra compiler arguments, right after the compiler name\n"
+    "\n"
+    "Per-compiler wrappers for build systems: prof-gcc, prof-g++, prof-cc, prof-c++, prof-clang,\n"
+    "prof-clang++, e.g. PROF_WRAPPER=off cmake -DCMAKE_C_COMPILER=prof-gcc ... && make\n";
+
+void print_usage(std::FILE* to) { std::fprintf(to, kUsage, supported_compilers().c_str()); }
+
+std::vector<char*> c_argv(std::vector<std::string>& argv) {
+  std::vector<char*> v;
+  for (auto& a : argv) v.push_back(a.data());
+  v.push_back(nullptr);
+  return v;
+}
+
+[[noreturn]] void exec_or_die(std::vector<std::string> argv) {
+  auto v = c_argv(argv);
+  ::execvp(v[0], v.data());
+  const int err = errno;
+  std::fprintf(stderr, "prof-wrap: error: cannot run '%s': %s; check the compiler name and PATH\n", v[0],
+               std::strerror(err));
+  std::exit(127);
+}
+
+volatile std::sig_atomic_t g_child = 0;
+
+// Forward termination signals to the compiler, so that prof-wrap itself lives to remove its
+// temporary files and then reports the compiler's death as 128+signal.
+extern "C" void forward_signal(int sig) {
+  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
+}
+
+// Runs argv and returns its exit status (128+signal if it was killed).
+int run(std::vector<std::string> argv) {
+  auto v = c_argv(argv);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, v[0], nullptr, nullptr, v.data(), environ);
+  if (rc != 0) {
+    std::fprintf(stderr, "prof-wrap: error: cannot run '%s': %s; check the compiler name and PATH\n", v[0],
+                 std::strerror(rc));
+    return 127;
+  }
+  g_child = pid;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      std::fprintf(stderr, "prof-wrap: error: waiting for '%s' failed: %s\n", v[0], std::strerror(errno));
+      g_child = 0;
+      return 1;
+    }
+  }
+  g_child = 0;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// A private directory for the generated adapter list; removed at the end unless kept.
+struct WorkDir {
+  std::string path;
+  bool keep = false;
+  ~WorkDir() {
+    if (path.empty()) return;
+    if (keep) {
+      std::fprintf(stderr, "prof-wrap: kept the adapter list in %s\n", path.c_str());
+      return;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+std::string temp_root() {
+  const char* t = std::getenv("TMPDIR");
+  return (t && *t) ? t : "/tmp";
+}
+
+int wrap(const std::vector<std::string>& args) {
+  // PROF_WRAPPER=off: a pure pass-through, for configure checks and wrapper recursion.
+  if (auto cmd = passthrough_command(std::getenv("PROF_WRAPPER"), args)) exec_or_die(*cmd);
+
+  const CommandLine cl = parse_command_line(args, std::getenv("PROF_WRAPPER_INSTRUMENTER_FLAGS"),
+                                            std::getenv("PROF_WRAPPER_COMPILER_FLAGS"));
+  if (cl.options.help) {
+    print_usage(stdout);
+    return 0;
+  }
+  if (cl.options.version) {
+    std::printf("prof-wrap %s\n", PROF_VERSION);
+    return 0;
+  }
+  const Options& opt = cl.options;
+  const Plan plan = classify(cl.compiler_argv);
+
+  Layout layout = layout_for_executable(self_executable());
+  if (plan.compiles || plan.links) check_layout(layout);
+
+  // The compiler we run must not be wrapped again (mpicc calling a prof-gcc, a CC=prof-gcc make).
+  ::setenv("PROF_WRAPPER", "off", 1);
+
+  WorkDir dir;
+  WorkFiles files;
+  const bool adapter_list = plan.links_executable() && !plan.static_link;
+  if (adapter_list) {
+    if (opt.dry_run) {
+      dir.path.clear();
+      files.adapter_source = temp_root() + "/prof-wrap.XXXXXX/prof_adapters.c";
+      files.adapter_object = temp_root() + "/prof-wrap.XXXXXX/prof_adapters.o";
+    } else {
+      std::string tmpl = temp_root() + "/prof-wrap.XXXXXX";
+      if (!::mkdtemp(tmpl.data()))
+        throw WrapError("cannot create a directory in " + temp_root() + ": " + std::strerror(errno) +
+                        "; set TMPDIR to a writable directory");
+      dir.path = tmpl;
+      dir.keep = opt.keep_files;
+      files.adapter_source = tmpl + "/prof_adapters.c";
+      files.adapter_object = tmpl + "/prof_adapters.o";
+    }
+  }
+
+  const auto commands = build_commands(plan, layout, opt, files);
+  if (adapter_list && !opt.dry_run) {
+    std::ofstream out(files.adapter_source);
+    out << adapter_list_source(linked_adapters(plan, *find_toolchain(plan.argv[0]), opt));
+    if (!out.flush()) throw WrapError("cannot write " + files.adapter_source + "; check TMPDIR");
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+
+  for (const auto& cmd : commands) {
+    if (opt.verbose) std::fprintf(stderr, "%s\n", shell_join(cmd).c_str());
+    if (opt.dry_run) continue;
+    if (const int status = run(cmd); status != 0) return status;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    return wrap(args);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "prof-wrap: error: %s; see prof-wrap --help\n", e.what());
+    print_usage(stderr);
+    return 1;
+  } catch (const WrapError& e) {
+    std::fprintf(stderr, "prof-wrap: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "prof-wrap: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The compilers prof-wrap knows, the adapters a program links, and the commands prof-wrap runs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "command_line.hpp"
+#include "install_layout.hpp"
+
+namespace prof::wrap {
+
+enum class Language { C, Cxx, Cuda };
+
+/// One supported compiler: one row of kToolchains in toolchain.cpp.
+struct Toolchain {
+  const char* name;                               ///< program name: "gcc", later "mpicc", "nvcc"
+  Language language;                              ///< the language it compiles by default
+  bool mpi;                                       ///< an MPI compiler wrapper (links the mpi adapter)
+  bool cuda;                                      ///< a CUDA compiler (links the cuda adapter)
+  std::vector<std::string> instrument_flags;      ///< compiler instrumentation, e.g. -finstrument-functions
+  std::vector<std::string> adapter_compile_flags; ///< compile the generated C adapter list to an object
+  std::string linker_prefix;                      ///< how to pass one word to the linker: "-Wl,"
+};
+
+/// The toolchain for a compiler given by name or path ("/usr/bin/gcc", "gcc-12",
+/// "x86_64-linux-gnu-g++" all find their row); nullptr if unsupported.
+const Toolchain* find_toolchain(const std::string& compiler);
+
+/// "gcc, g++, cc, c++, clang, clang++": for messages.
+std::string supported_compilers();
+
+/// One adapter a program can be linked with: one row of kAdapters in toolchain.cpp.
+/// Its descriptor in the runtime is `prof_adapter_<name>`.
+struct AdapterEntry {
+  const char* name;     ///< "compiler", "user", "pthread"; later "mpi", "cuda"
+  const char* library;  ///< an extra library to link (e.g. "prof_mpi"), or nullptr: part of libprof
+  bool (*needed)(const Plan&, const Toolchain&, const Options&);
+};
+
+/// The adapters a link step of `plan` needs, in table order.
+std::vector<const AdapterEntry*> linked_adapters(const Plan& plan, const Toolchain& tc, const Options& options);
+
+/// The generated C source naming `adapters` in `prof_linked_adapters[]`.
+std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters);
+
+/// Where the generated adapter list goes (main makes them unique temporaries).
+struct WorkFiles {
+  std::string adapter_source = "prof_adapters.c";
+  std::string adapter_object = "prof_adapters.o";
+};
+
+/// The commands to run for `plan`, in order; the last is the user's command with prof-wrap's
+/// additions. An executable link is preceded by the compile of the adapter list (which main
+/// writes to files.adapter_source first). Throws WrapError for an unsupported compiler or a
+/// -static link.
+std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Layout& layout, const Options& options,
+                                                     const WorkFiles& files = {});
+
+}  // namespace prof::wrap

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// prof-wrap: command classification, option parsing and command construction.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "command_line.hpp"
+#include "install_layout.hpp"
+#include "toolchain.hpp"
+
+using namespace prof::wrap;
+using Argv = std::vector<std::string>;
+
+namespace {
+
+// Position of `word` in `cmd`, or -1.
+long index_of(const Argv& cmd, const std::string& word) {
+  const auto it = std::find(cmd.begin(), cmd.end(), word);
+  return it == cmd.end() ? -1 : static_cast<long>(it - cmd.begin());
+}
+
+bool contains(const Argv& cmd, const std::string& word) { return index_of(cmd, word) >= 0; }
+
+// True if `sub` occurs in `cmd` as a contiguous run.
+bool contains_run(const Argv& cmd, const Argv& sub) {
+  return std::search(cmd.begin(), cmd.end(), sub.begin(), sub.end()) != cmd.end();
+}
+
+const Layout kLayout{"/opt/prof"};
+
+}  // namespace
+
+TEST_CASE("classification of compiler commands", "[prof-wrap]") {
+  struct Case {
+    Argv argv;
+    bool compiles, links, shared, preprocess_only, deps_only;
+    Argv sources;
+    std::optional<std::string> output;
+  };
+  const std::optional<std::string> none;
+  // clang-format off
+  const Case cases[] = {
+    {{"gcc", "-c", "a.c"},                                  true,  false, false, false, false, {"a.c"}, none},
+    {{"gcc", "-c", "a.c", "-o", "a.o"},                     true,  false, false, false, false, {"a.c"}, "a.o"},
+    {{"gcc", "-c", "a.c", "-oa.o"},                         true,  false, false, false, false, {"a.c"}, "a.o"},
+    {{"g++", "-c", "a.cpp", "b.cc", "c.cxx", "d.C", "e.c++"}, true, false, false, false, false,
+        {"a.cpp", "b.cc", "c.cxx", "d.C", "e.c++"}, none},
+    {{"gcc", "-S", "a.c"},                                  true,  false, false, false, false, {"a.c"}, none},
+    {{"gcc", "-E", "a.c"},                                  false, false, false, true,  false, {"a.c"}, none},
+    {{"gcc", "-M", "a.c"},                                  false, false, false, false, true,  {"a.c"}, none},
+    {{"gcc", "-MM", "a.c", "-MF", "a.d"},                   false, false, false, false, true,  {"a.c"}, none},
+    // -MD and friends accompany an ordinary compile; their arguments are not inputs.
+    {{"gcc", "-MD", "-MF", "x.d", "-MT", "x.o", "-MQ", "y.o", "-c", "a.c", "-o", "x.o"},
+                                                            true,  false, false, false, false, {"a.c"}, "x.o"},
+    {{"gcc", "-MMD", "-MP", "-c", "a.c"},                   true,  false, false, false, false, {"a.c"}, none},
+    {{"gcc", "a.o", "b.o", "-o", "app"},                    false, true,  false, false, false, {}, "app"},
+    {{"gcc", "a.o", "libx.a", "liby.so", "libz.so.1.2", "-lm", "-o", "app"},
+                                                            false, true,  false, false, false, {}, "app"},
+    {{"gcc", "a.c", "-o", "app"},                           true,  true,  false, false, false, {"a.c"}, "app"},
+    {{"gcc", "a.c", "b.c"},                                 true,  true,  false, false, false, {"a.c", "b.c"}, none},
+    {{"gcc", "-shared", "-fPIC", "a.c", "-o", "liba.so"},   true,  true,  true,  false, false, {"a.c"}, "liba.so"},
+    {{"gcc", "-shared", "a.o", "-o", "liba.so"},            false, true,  true,  false, false, {}, "liba.so"},
+    {{"gcc", "-r", "a.o", "b.o", "-o", "ab.o"},             false, true,  false, false, false, {}, "ab.o"},
+    // Assembly is assembled and linked, never instrumented.
+    {{"gcc", "-c", "a.s", "b.S"},                           false, false, false, false, false, {}, none},
+    {{"gcc", "start.S", "a.o", "-o", "app"},                false, true,  false, false, false, {}, "app"},
+    {{"gcc", "-c", "x.i"},                                  true,  false, false, false, false, {"x.i"}, none},
+    {{"g++", "-c", "x.ii"},                                 true,  false, false, false, false, {"x.ii"}, none},
+    // -x changes what counts as a source, until the next -x.
+    {{"gcc", "-x", "c", "-c", "weird.txt"},                 true,  false, false, false, false, {"weird.txt"}, none},
+    {{"gcc", "-xc++", "-c", "weird.txt"},                   true,  false, false, false, false, {"weird.txt"}, none},
+    {{"gcc", "-x", "c", "a.txt", "-x", "none", "b.o"},      true,  true,  false, false, false, {"a.txt"}, none},
+    {{"gcc", "-x", "assembler", "-c", "a.c"},               false, false, false, false, false, {}, none},
+    {{"gcc", "-x", "c", "-c", "-", "-o", "s.o"},            true,  false, false, false, false, {"-"}, "s.o"},
+    // Arguments of options are never inputs.
+    {{"gcc", "-c", "-I", "inc.c", "-D", "X.c", "-U", "Y.c", "-include", "h.c", "-isystem", "s.c",
+        "-idirafter", "d.c", "-iquote", "q.c", "-imacros", "m.c", "-iprefix", "p.c", "-isysroot", "r.c",
+        "--sysroot", "t.c", "--param", "max-inline-insns-single=10", "a.c"},
+                                                            true,  false, false, false, false, {"a.c"}, none},
+    {{"gcc", "a.o", "-L", "lib.o", "-l", "m", "-Xlinker", "x.o", "-T", "ld.o", "-z", "now", "-u", "sym",
+        "-e", "start", "-o", "app"},                        false, true,  false, false, false, {}, "app"},
+    {{"gcc", "-Xpreprocessor", "p.c", "-Xassembler", "q.c", "-c", "a.c"},
+                                                            true,  false, false, false, false, {"a.c"}, none},
+    // Nothing to build.
+    {{"gcc", "--version"},                                  false, false, false, false, false, {}, none},
+    {{"gcc", "-v"},                                         false, false, false, false, false, {}, none},
+    {{"gcc", "-fsyntax-only", "a.c"},                       false, false, false, false, false, {"a.c"}, none},
+    {{"g++", "-x", "c++-header", "pch.hpp"},                false, false, false, false, false, {}, none},
+    {{"g++", "-c", "pch.hpp"},                              false, false, false, false, false, {}, none},
+  };
+  // clang-format on
+  for (const auto& c : cases) {
+    INFO(shell_join(c.argv));
+    const Plan p = classify(c.argv);
+    CHECK(p.compiles == c.compiles);
+    CHECK(p.links == c.links);
+    CHECK(p.shared == c.shared);
+    CHECK(p.preprocess_only == c.preprocess_only);
+    CHECK(p.deps_only == c.deps_only);
+    CHECK(p.sources == c.sources);
+    CHECK(p.output == c.output);
+    CHECK(p.argv == c.argv);
+  }
+}
+
+TEST_CASE("classification details", "[prof-wrap]") {
+  SECTION("-r is relocatable, not an executable") {
+    const Plan p = classify({"gcc", "-r", "a.o", "-o", "ab.o"});
+    CHECK(p.relocatable);
+    CHECK_FALSE(p.links_executable());
+  }
+  SECTION("-static and -static-pie are static links; -static-libgcc is not") {
+    CHECK(classify({"gcc", "a.o", "-static"}).static_link);
+    CHECK(classify({"gcc", "a.o", "-static-pie"}).static_link);
+    CHECK_FALSE(classify({"gcc", "a.o", "-static-libgcc", "-static-libstdc++"}).static_link);
+  }
+  SECTION("any -g option counts as the user's debug choice, -gz does not") {
+    CHECK(classify({"gcc", "-c", "a.c", "-g"}).has_debug_option);
+    CHECK(classify({"gcc", "-c", "a.c", "-g0"}).has_debug_option);
+    CHECK(classify({"gcc", "-c", "a.c", "-ggdb3"}).has_debug_option);
+    CHECK_FALSE(classify({"gcc", "-c", "a.c", "-gz"}).has_debug_option);
+    CHECK_FALSE(classify({"gcc", "-c", "a.c", "-O2"}).has_debug_option);
+  }
+  SECTION("libraries, glued and separate") {
+    CHECK(classify({"gcc", "a.o", "-lm", "-l", "mpi"}).libraries == Argv{"m", "mpi"});
+  }
+  SECTION("input kinds by extension") {
+    CHECK(classify_input("x/a.c", "") == InputKind::CSource);
+    CHECK(classify_input("a.C", "") == InputKind::CxxSource);
+    CHECK(classify_input("a.s", "") == InputKind::Assembly);
+    CHECK(classify_input("a.S", "") == InputKind::Assembly);
+    CHECK(classify_input("a.o", "") == InputKind::Object);
+    CHECK(classify_input("liba.a", "") == InputKind::StaticLib);
+    CHECK(classify_input("/usr/lib/libm.so", "") == InputKind::SharedLib);
+    CHECK(classify_input("libm.so.6", "") == InputKind::SharedLib);
+    CHECK(classify_input("libm.so.6.0.1", "") == InputKind::SharedLib);
+    CHECK(classify_input("notes.sorted", "") == InputKind::Other);
+    CHECK(classify_input("script.ld", "") == InputKind::Other);
+    CHECK(classify_input("Makefile", "") == InputKind::Other);
+    CHECK(classify_input("a.h", "") == InputKind::Header);
+    CHECK(classify_input("a.o", "c") == InputKind::CSource);
+  }
+  SECTION("- without -x is not a source") { CHECK(classify({"gcc", "-c", "-"}).sources.empty()); }
+  SECTION("ABI flags are collected for the adapter-list compile") {
+    const Plan p = classify({"gcc", "-m32", "-O2", "--target=x86_64-linux-gnu", "-target", "t", "a.o"});
+    CHECK(p.abi_flags == Argv{"-m32", "--target=x86_64-linux-gnu", "-target", "t"});
+  }
+}
+
+TEST_CASE("prof-wrap options before the compiler", "[prof-wrap]") {
+  SECTION("options, then the compiler and its arguments untouched") {
+    const auto cl = parse_command_line({"--verbose", "--user", "--nocompiler", "--keep-files", "gcc", "-v", "--user", "a.c"});
+    CHECK(cl.options.verbose);
+    CHECK(cl.options.user);
+    CHECK(cl.options.nocompiler);
+    CHECK(cl.options.keep_files);
+    CHECK_FALSE(cl.options.dry_run);
+    CHECK(cl.compiler_argv == Argv{"gcc", "-v", "--user", "a.c"});
+  }
+  SECTION("-v is --verbose before the compiler; --dry-run implies verbose") {
+    CHECK(parse_command_line({"-v", "gcc"}).options.verbose);
+    const auto cl = parse_command_line({"--dry-run", "gcc"});
+    CHECK(cl.options.dry_run);
+    CHECK(cl.options.verbose);
+  }
+  SECTION("-- ends the options") {
+    CHECK(parse_command_line({"--", "gcc", "-c"}).compiler_argv == Argv{"gcc", "-c"});
+  }
+  SECTION("unknown option") {
+    CHECK_THROWS_AS(parse_command_line({"--xyz", "gcc", "a.c"}), UsageError);
+    CHECK_THROWS_WITH(parse_command_line({"--xyz", "gcc"}), Catch::Contains("--xyz"));
+  }
+  SECTION("missing compiler, except for --help and --version") {
+    CHECK_THROWS_AS(parse_command_line({"--verbose"}), UsageError);
+    CHECK_THROWS_AS(parse_command_line({}), UsageError);
+    CHECK(parse_command_line({"--help"}).options.help);
+    CHECK(parse_command_line({"--version"}).options.version);
+  }
+  SECTION("PROF_WRAPPER_INSTRUMENTER_FLAGS and PROF_WRAPPER_COMPILER_FLAGS") {
+    const auto cl = parse_command_line({"gcc", "-c", "a.c"}, " --user\t--verbose ", "-O2  -DX=1");
+    CHECK(cl.options.user);
+    CHECK(cl.options.verbose);
+    CHECK(cl.compiler_argv == Argv{"gcc", "-O2", "-DX=1", "-c", "a.c"});
+    CHECK_THROWS_WITH(parse_command_line({"gcc"}, "--bad", nullptr),
+                      Catch::Contains("PROF_WRAPPER_INSTRUMENTER_FLAGS"));
+  }
+  SECTION("split_whitespace") {
+    CHECK(split_whitespace(nullptr).empty());
+    CHECK(split_whitespace("  ").empty());
+    CHECK(split_whitespace("a  b\tc\n") == Argv{"a", "b", "c"});
+  }
+}
+
+TEST_CASE("PROF_WRAPPER=off is a pure pass-through", "[prof-wrap]") {
+  for (const char* off : {"off", "OFF", "Off", "0", "no", "NO", "false", "False"}) {
+    INFO(off);
+    CHECK(wrapper_disabled(off));
+  }
+  for (const char* on : {static_cast<const char*>(nullptr), "", "on", "1", "yes", "offf"}) {
+    INFO((on ? on : "(unset)"));
+    CHECK_FALSE(wrapper_disabled(on));
+  }
+  const Argv args{"--user", "--verbose", "gcc", "-c", "a b.c", "-o", "x.o"};
+  CHECK(passthrough_command("off", args) == Argv{"gcc", "-c", "a b.c", "-o", "x.o"});
+  CHECK_FALSE(passthrough_command("on", args).has_value());
+  CHECK_FALSE(passthrough_command(nullptr, args).has_value());
+  CHECK(passthrough_command("0", {"--", "clang", "-E", "x.c"}) == Argv{"clang", "-E", "x.c"});
+  CHECK_FALSE(passthrough_command("off", {"--help"}).has_value());
+}
+
+TEST_CASE("toolchain lookup", "[prof-wrap]") {
+  for (const char* c : {"gcc", "g++", "cc", "c++", "clang", "clang++"}) CHECK(find_toolchain(c) != nullptr);
+  CHECK(std::string(find_toolchain("/usr/bin/gcc")->name) == "gcc");
+  CHECK(std::string(find_toolchain("gcc-12")->name) == "gcc");
+  CHECK(std::string(find_toolchain("clang++-14")->name) == "clang++");
+  CHECK(std::string(find_toolchain("x86_64-linux-gnu-g++-12")->name) == "g++");
+  CHECK(std::string(find_toolchain("x86_64-linux-gnu-gcc")->name) == "gcc");
+  CHECK(find_toolchain("icc") == nullptr);
+  CHECK(find_toolchain("gfortran") == nullptr);
+  CHECK(find_toolchain("ccache") == nullptr);
+}
+
+TEST_CASE("compile commands", "[prof-wrap]") {
+  const Options defaults;
+  SECTION("compile flags go before the user's arguments, which stay untouched and in order") {
+    const Argv argv{"gcc", "-O2", "-c", "a.c", "-o", "a.o", "-fno-instrument-functions"};
+    const auto cmds = build_commands(classify(argv), kLayout, defaults);
+    REQUIRE(cmds.size() == 1);
+    const Argv expected{"gcc", "-g", "-finstrument-functions", "-include", "/opt/prof/include/prof/instrumented.h",
+                        "-I/opt/prof/include", "-O2", "-c", "a.c", "-o", "a.o", "-fno-instrument-functions"};
+    CHECK(cmds[0] == expected);
+    // The user's -fno-instrument-functions comes later and wins.
+    CHECK(index_of(cmds[0], "-finstrument-functions") < index_of(cmds[0], "-fno-instrument-functions"));
+  }
+  SECTION("no -g when the user chose one") {
+    const auto cmds = build_commands(classify({"gcc", "-g0", "-c", "a.c"}), kLayout, defaults);
+    CHECK(std::count(cmds[0].begin(), cmds[0].end(), "-g") == 0);
+    CHECK(contains(cmds[0], "-g0"));
+  }
+  SECTION("--user defines PROF_USER_ENABLE") {
+    Options o;
+    o.user = true;
+    const auto cmd = build_commands(classify({"g++", "-c", "a.cpp"}), kLayout, o).back();
+    CHECK(contains(cmd, "-DPROF_USER_ENABLE"));
+    CHECK(contains(cmd, "-I/opt/prof/include"));
+    CHECK(contains(cmd, "-finstrument-functions"));
+  }
+  SECTION("--nocompiler: no instrumentation, no guard, but the include path") {
+    Options o;
+    o.nocompiler = true;
+    const auto cmd = build_commands(classify({"gcc", "-c", "a.c"}), kLayout, o).back();
+    CHECK(cmd == Argv{"gcc", "-I/opt/prof/include", "-c", "a.c"});
+  }
+  SECTION("assembly-only compiles get nothing") {
+    const Argv argv{"gcc", "-c", "a.S"};
+    CHECK(build_commands(classify(argv), kLayout, defaults) == std::vector<Argv>{argv});
+  }
+  SECTION("-E and -M get the include path only") {
+    CHECK(build_commands(classify({"gcc", "-E", "a.c"}), kLayout, defaults).back() ==
+          Argv{"gcc", "-I/opt/prof/include", "-E", "a.c"});
+    CHECK(build_commands(classify({"gcc", "-MM", "a.c"}), kLayout, defaults).back() ==
+          Argv{"gcc", "-I/opt/prof/include", "-MM", "a.c"});
+  }
+  SECTION("nothing to build: the command as given") {
+    const Argv argv{"gcc", "--version"};
+    CHECK(build_commands(classify(argv), kLayout, defaults) == std::vector<Argv>{argv});
+  }
+}
+
+TEST_CASE("link commands", "[prof-wrap]") {
+  const Options defaults;
+  const WorkFiles files{"/tmp/w/prof_adapters.c", "/tmp/w/prof_adapters.o"};
+  const Argv link_tail{"-L/opt/prof/lib", "-Wl,-rpath,/opt/prof/lib", "-Wl,--push-state,--no-as-needed", "-lprof",
+                       "-Wl,--pop-state", "-lpthread", "-ldl"};
+
+  SECTION("an executable link: the adapter list is compiled first, then linked with libprof") {
+    const Argv argv{"gcc", "a.o", "b.o", "-o", "app", "-lm"};
+    const auto cmds = build_commands(classify(argv), kLayout, defaults, files);
+    REQUIRE(cmds.size() == 2);
+    CHECK(cmds[0] == Argv{"gcc", "-x", "c", "-c", "-fno-instrument-functions", "-fPIC", "/tmp/w/prof_adapters.c",
+                          "-o", "/tmp/w/prof_adapters.o"});
+    Argv expected = argv;
+    expected.push_back("/tmp/w/prof_adapters.o");
+    expected.insert(expected.end(), link_tail.begin(), link_tail.end());
+    CHECK(cmds[1] == expected);
+  }
+  SECTION("compile and link in one call: both additions, one command after the adapter compile") {
+    const auto cmds = build_commands(classify({"g++", "-O2", "main.cpp", "-o", "app"}), kLayout, defaults, files);
+    REQUIRE(cmds.size() == 2);
+    const Argv& cmd = cmds[1];
+    CHECK(cmd[1] == "-g");
+    CHECK(contains(cmd, "-finstrument-functions"));
+    CHECK(contains_run(cmd, {"-O2", "main.cpp", "-o", "app", "/tmp/w/prof_adapters.o"}));
+    CHECK(contains_run(cmd, link_tail));
+    CHECK(index_of(cmd, "-finstrument-functions") < index_of(cmd, "main.cpp"));
+    CHECK(index_of(cmd, "-lprof") > index_of(cmd, "app"));
+  }
+  SECTION("the adapter object is not read as source after a user's -x c") {
+    const auto cmds = build_commands(classify({"gcc", "-x", "c", "in.txt", "-o", "app"}), kLayout, defaults, files);
+    CHECK(contains_run(cmds.back(), {"in.txt", "-o", "app", "-x", "none", "/tmp/w/prof_adapters.o"}));
+  }
+  SECTION("clang's adapter-list compile has no -fno-instrument-functions (clang rejects it)") {
+    const auto cmds = build_commands(classify({"clang", "a.o"}), kLayout, defaults, files);
+    CHECK(cmds[0] == Argv{"clang", "-x", "c", "-c", "-fPIC", "/tmp/w/prof_adapters.c", "-o", "/tmp/w/prof_adapters.o"});
+  }
+  SECTION("ABI flags reach the adapter-list compile") {
+    const auto cmds = build_commands(classify({"gcc", "-m32", "a.o"}), kLayout, defaults, files);
+    CHECK(contains_run(cmds[0], {"gcc", "-m32", "-x", "c"}));
+  }
+  SECTION("-shared: libprof, but no adapter list") {
+    const Argv argv{"gcc", "-shared", "a.o", "-o", "liba.so"};
+    const auto cmds = build_commands(classify(argv), kLayout, defaults, files);
+    REQUIRE(cmds.size() == 1);
+    Argv expected = argv;
+    expected.insert(expected.end(), link_tail.begin(), link_tail.end());
+    CHECK(cmds[0] == expected);
+  }
+  SECTION("-r: no link flags") {
+    const Argv argv{"gcc", "-r", "a.o", "b.o", "-o", "ab.o"};
+    CHECK(build_commands(classify(argv), kLayout, defaults, files) == std::vector<Argv>{argv});
+  }
+  SECTION("-static links are refused") {
+    CHECK_THROWS_WITH(build_commands(classify({"gcc", "-static", "a.o"}), kLayout, defaults, files),
+                      "-static links are not supported yet; link dynamically");
+    // ... but -static on a compile-only step is harmless.
+    CHECK_NOTHROW(build_commands(classify({"gcc", "-static", "-c", "a.c"}), kLayout, defaults, files));
+  }
+  SECTION("unsupported compiler") {
+    CHECK_THROWS_WITH(build_commands(classify({"icc", "-c", "a.c"}), kLayout, defaults),
+                      Catch::Contains("'icc' is not supported"));
+  }
+  SECTION("--nocompiler still links libprof") {
+    Options o;
+    o.nocompiler = true;
+    CHECK(contains_run(build_commands(classify({"gcc", "a.o"}), kLayout, o, files).back(), link_tail));
+  }
+}
+
+TEST_CASE("adapter list", "[prof-wrap]") {
+  const Plan p = classify({"gcc", "a.o"});
+  const Toolchain& tc = *find_toolchain("gcc");
+  SECTION("default: compiler, user, pthread") {
+    const std::string src = adapter_list_source(linked_adapters(p, tc, Options{}));
+    CHECK(src ==
+          "/* Generated by prof-wrap. Do not edit. */\n"
+          "struct prof_adapter;\n"
+          "extern const struct prof_adapter prof_adapter_compiler;\n"
+          "extern const struct prof_adapter prof_adapter_user;\n"
+          "extern const struct prof_adapter prof_adapter_pthread;\n"
+          "const struct prof_adapter* const prof_linked_adapters[] = { &prof_adapter_compiler, &prof_adapter_user, "
+          "&prof_adapter_pthread, 0 };\n"
+          "extern void prof_init(void);\n"
+          "__attribute__((constructor)) static void prof_init_from_executable(void) { prof_init(); }\n");
+  }
+  SECTION("--nocompiler drops the compiler adapter") {
+    Options o;
+    o.nocompiler = true;
+    const std::string src = adapter_list_source(linked_adapters(p, tc, o));
+    CHECK(src.find("prof_adapter_compiler") == std::string::npos);
+    CHECK(src.find("&prof_adapter_user, &prof_adapter_pthread, 0 }") != std::string::npos);
+  }
+}
+
+TEST_CASE("install layout and shell quoting", "[prof-wrap]") {
+  CHECK(layout_for_executable("/opt/prof/bin/prof-wrap").prefix == "/opt/prof");
+  CHECK(layout_for_executable("/b/./bin/prof-wrap").libprof() == "/b/lib/libprof.so");
+  CHECK(layout_for_executable("/b/bin/prof-wrap").instrumented_header() == "/b/include/prof/instrumented.h");
+  CHECK_THROWS_AS(check_layout(Layout{"/nonexistent/prof"}), WrapError);
+  CHECK_THROWS_WITH(check_layout(Layout{"/nonexistent/prof"}), Catch::Contains("/nonexistent/prof/lib/libprof.so"));
+
+  CHECK(shell_quote("-DX=1") == "-DX=1");
+  CHECK(shell_quote("a b") == "'a b'");
+  CHECK(shell_quote("") == "''");
+  CHECK(shell_quote("it's") == "'it'\\''s'");
+  CHECK(shell_join({"gcc", "-DMSG=\"hi there\"", "a.c"}) == "gcc '-DMSG=\"hi there\"' a.c");
+}
