@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The core's configuration variables (namespace "", so PROF_<NAME>).
+#include "measurement/config/config.hpp"
+
+namespace prof::config {
+
+namespace {
+
+const Member kTimerMembers[] = {
+    {"auto", kTimerAuto,
+     "`tsc` when the kernel clocksource is tsc and the calibration agrees, otherwise "
+     "`clock_gettime`"},
+    {"tsc", kTimerTsc, "the CPU time-stamp counter, calibrated at start"},
+    {"clock_gettime", kTimerClockGettime, "`clock_gettime(CLOCK_MONOTONIC)`"},
+    {nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+const Var kCoreVars[] = {
+    {"ENABLE_PROFILING", Type::Bool, "true", &g_values.enable_profiling,
+     "Record a call-path profile (profile.cubex).",
+     "Records per thread a call tree of the instrumented regions, with visit counts and "
+     "times, to be written as `profile.cubex` into the experiment directory.\n\n"
+     "Profile writing arrives in a later release (issue #3); for now only `prof.cfg` is "
+     "written in this mode. Tracing and profiling can be on together."},
+    {"ENABLE_TRACING", Type::Bool, "false", &g_values.enable_tracing,
+     "Record an OTF2 trace.",
+     "Events are buffered per thread in chunks of `PROF_PAGE_SIZE` taken from "
+     "`PROF_TOTAL_MEMORY`, and converted to OTF2 when a chunk is flushed or at the end of the "
+     "run. The trace is written as an OTF2 archive into the experiment directory. Tracing and "
+     "profiling can be on together."},
+    {"TOTAL_MEMORY", Type::Size, "16M", &g_values.total_memory,
+     "Memory for all measurement data of one process.",
+     "One budget per process, shared by all its threads: the per-thread event buffers plus "
+     "the OTF2 write buffers. It is split into chunks of `PROF_PAGE_SIZE`. Units are binary: "
+     "`K` = 1024 bytes, `M` = 1024 K, `G` = 1024 M. With tracing on, at least `1M` is "
+     "needed. When the memory fills up, buffers are flushed to disk during the run, which "
+     "disturbs the measurement; a warning at the end of the run says how often that happened."},
+    {"PAGE_SIZE", Type::Size, "64K", &g_values.page_size,
+     "Size of the chunks of the per-thread event buffers.",
+     "`PROF_TOTAL_MEMORY` is split into chunks of this size. Each thread holds at least one "
+     "chunk, so at most `PROF_TOTAL_MEMORY / PROF_PAGE_SIZE` threads can record at the same "
+     "time. It must be a power of two, at least `4K` and at most a quarter of "
+     "`PROF_TOTAL_MEMORY`.",
+     nullptr, 4u << 10, ~std::uint64_t{0}, true},
+    {"EXPERIMENT_DIRECTORY", Type::Path, "", &g_values.experiment_directory,
+     "Name of the experiment directory.",
+     "The directory receives all output of one run: `prof.cfg`, the trace and the profile. "
+     "Empty means `prof-YYYYMMDD_HHMMSS_<unique>` in the current working directory, a new "
+     "name for every run. A relative name is taken relative to the current working directory. "
+     "`PROF_OVERWRITE_EXPERIMENT_DIRECTORY` says what happens when the directory already "
+     "exists."},
+    {"OVERWRITE_EXPERIMENT_DIRECTORY", Type::Bool, "true",
+     &g_values.overwrite_experiment_directory,
+     "Rename an existing experiment directory aside instead of failing.",
+     "Applies when `PROF_EXPERIMENT_DIRECTORY` names a directory that already exists. With "
+     "`true` the existing directory is renamed aside and a fresh one is created, so the data "
+     "of two runs is never mixed. With `false` the run stops with a fatal error before the "
+     "program's work starts."},
+    {"TIMER", Type::Option, "auto", &g_values.timer,
+     "Time source for event time stamps.",
+     "`auto` picks `tsc` when the kernel clocksource is tsc and a calibration against "
+     "`CLOCK_MONOTONIC_RAW` agrees, otherwise `clock_gettime(CLOCK_MONOTONIC)`. `tsc` reads "
+     "the CPU time-stamp counter, the cheapest source; force it only on machines whose TSC "
+     "is invariant and synchronised across cores. With `PROF_VERBOSE=1` the choice is "
+     "explained.",
+     kTimerMembers},
+    {"VERBOSE", Type::Number, "0", &g_values.verbose,
+     "Amount of diagnostic output on stderr.",
+     "`0` prints only warnings and errors. `1` explains each decision once: the timer "
+     "chosen, the adapters active, the memory sizes and the experiment directory. `2` adds "
+     "debug detail. Values above 2 are an error.",
+     nullptr, 0, 2},
+    {},
+};
+
+}  // namespace prof::config
