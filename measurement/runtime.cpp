@@ -9,6 +9,7 @@
 #include "measurement/runtime.hpp"
 
 #include <dirent.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -38,8 +39,13 @@ namespace prof::runtime {
 
 namespace {
 
-constexpr std::uint64_t kOtf2BlockBytes = 256 * 1024;  // OTF2's minimum event chunk
-constexpr std::uint64_t kMinTracingMemory = 1u << 20;
+// OTF2 event chunks of 4 MiB: OTF2's file layer copies every smaller write into a hidden
+// 4 MiB malloc'ed buffer per open file, but writes chunks of at least that size straight to
+// the file. So with 4 MiB chunks taken from PROF_TOTAL_MEMORY, all of OTF2's event memory is
+// inside the budget (only a location's last, partial chunk goes through that buffer, when its
+// writer is closed, after its event chunks were given back).
+constexpr std::uint64_t kOtf2BlockBytes = 4u << 20;
+constexpr std::uint64_t kMinTracingMemory = 8u << 20;
 
 struct State {
   std::mutex mutex;           // locations list, ready step, conversion (one writer at a time)
@@ -68,6 +74,8 @@ std::atomic<int> g_init_state{0};   // 0 none, 1 running, 2 done
 std::atomic<bool> g_finalized{false};
 
 void release_chunk(void* c) { g_state->events.release(c); }
+// For buffers that are done for good: the memory goes back to the system too.
+void give_back_chunk(void* c) { g_state->events.release(c, true); }
 
 std::string now_stamp() {
   std::time_t t = std::time(nullptr);
@@ -227,10 +235,11 @@ bool convert_locked(State& s, Location* loc, bool close) {
   if (loc->converted) return true;
   unspill_locked(s, loc);
   s.bytes_recorded += loc->trace.bytes();
-  if (!s.writer.write_events(loc->global_id, loc->trace, close))
+  if (!s.writer.write_events(loc->global_id, loc->trace, false))
     log::error("writing the trace of location %u failed: %s", loc->index, s.writer.last_error().c_str());
   if (close) {
-    loc->trace.release_all(release_chunk);
+    loc->trace.release_all(give_back_chunk);  // before the close needs OTF2's file buffer
+    s.writer.close_location(loc->global_id);
     loc->converted = true;
   } else {
     loc->trace.clear(release_chunk);
@@ -294,6 +303,21 @@ void write_program_begin(Location* loc) {
   loc->trace.commit();
 }
 
+// Resident memory now and at its peak (KiB), for PROF_VERBOSE=2.
+void log_rss(const char* where) {
+  if (log::g_verbose < 2) return;
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return;
+  char line[256];
+  long rss = -1, hwm = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    std::sscanf(line, "VmRSS: %ld", &rss);
+    std::sscanf(line, "VmHWM: %ld", &hwm);
+  }
+  std::fclose(f);
+  log::info(2, "memory %s: resident %ld KiB, peak %ld KiB", where, rss, hwm);
+}
+
 std::string size_text(std::uint64_t bytes) {
   char buf[32];
   if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) std::snprintf(buf, sizeof buf, "%" PRIu64 "G", static_cast<std::uint64_t>(bytes >> 30));
@@ -320,13 +344,17 @@ void init() {
   std::uint64_t otf2_bytes = 0;
   if (v.enable_tracing) {
     if (total < kMinTracingMemory)
-      log::fatal("PROF_TOTAL_MEMORY=%" PRIu64 " bytes is too small for tracing; use at least 1M, e.g. PROF_TOTAL_MEMORY=16M", total);
-    std::uint64_t blocks = total / 8 / kOtf2BlockBytes;
-    if (blocks < 2) blocks = 2;
-    if (blocks > 64) blocks = 64;
+      log::fatal("PROF_TOTAL_MEMORY=%" PRIu64 " bytes is too small for tracing; use at least 8M, e.g. PROF_TOTAL_MEMORY=16M", total);
+    // One block per writer that is open at the same time: one during finalize, plus one per
+    // thread that flushed during the run; a quarter of the budget, 1 to 16 blocks.
+    std::uint64_t blocks = total / 4 / kOtf2BlockBytes;
+    if (blocks < 1) blocks = 1;
+    if (blocks > 16) blocks = 16;
     otf2_bytes = blocks * kOtf2BlockBytes;
   }
-  std::uint64_t event_bytes = total - otf2_bytes;
+  // 5 % stay unallocated for what cannot come from the pools: the OTF2 library's own
+  // bookkeeping, definitions, the region table.
+  std::uint64_t event_bytes = total - otf2_bytes - (v.enable_tracing ? total / 20 : 0);
   if (page < 4096 || (page & (page - 1)) != 0 || page * 4 > event_bytes)
     log::fatal("PROF_PAGE_SIZE=%" PRIu64 " does not fit PROF_TOTAL_MEMORY=%" PRIu64
                ": use a power of two from 4K to a quarter of the event memory, e.g. 64K",
@@ -338,6 +366,11 @@ void init() {
   if (v.enable_tracing) {
     if (!s->events.init(event_bytes, page) || !s->otf2_blocks.init(otf2_bytes, kOtf2BlockBytes))
       log::fatal("cannot reserve PROF_TOTAL_MEMORY=%" PRIu64 " bytes (%s); lower PROF_TOTAL_MEMORY", total, std::strerror(errno));
+    // OTF2 copies a location's last, partial chunk into a 4 MiB malloc'ed file buffer when it
+    // closes the file. glibc's dynamic mmap threshold would serve later such buffers from the
+    // heap and keep them resident after free; a fixed threshold keeps them mmap'ed, so their
+    // memory goes back when OTF2 frees them.
+    mallopt(M_MMAP_THRESHOLD, static_cast<int>(kOtf2BlockBytes));
     log::info(1, "memory: %" PRIu64 " chunks of %" PRIu64 " bytes for events, %" PRIu64 " KiB for OTF2 buffers",
               event_bytes / page, page, otf2_bytes >> 10);
   }
@@ -363,6 +396,7 @@ void init() {
   if (Location* loc = create_location()) {
     if (v.enable_tracing) write_program_begin(loc);
   }
+  log_rss("after init");
   errno = saved;
 }
 
@@ -507,7 +541,10 @@ void finalize() {
 
   if (v.enable_tracing) {
     std::lock_guard<std::mutex> lock(s->mutex);
+    s->events.trim();  // free chunks go back before OTF2 needs memory to close its files
+    log_rss("before the final conversion");
     for (Location* loc : locs) convert_locked(*s, loc, true);
+    log_rss("after the final conversion");
     if (s->writer.is_open()) {
       otf2w::Definitions defs;
       defs.clock.resolution = timer::resolution();
@@ -525,6 +562,7 @@ void finalize() {
       std::string err;
       if (!s->writer.finish(defs, &err)) log::error("%s", err.c_str());
       else log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events)", s->directory.c_str(), s->writer.stats().events);
+      log_rss("after writing the definitions");
     }
   } else if (v.enable_profiling) {
     log::warning("call-path profiles are not implemented yet (issue #3), so this run wrote nothing; set PROF_ENABLE_TRACING=true for an OTF2 trace");
@@ -532,7 +570,7 @@ void finalize() {
 
   // One line per cause, at the end, never from the hot path.
   if (s->flushes) {
-    std::uint64_t needed = s->bytes_recorded + locs.size() * v.page_size + 2 * kOtf2BlockBytes;
+    std::uint64_t needed = s->bytes_recorded + locs.size() * v.page_size + kOtf2BlockBytes;
     log::warning("trace buffers were flushed %" PRIu64 " times during the run, which disturbs the timings; the run needed about %s; set PROF_TOTAL_MEMORY=%s to avoid it",
                  s->flushes, size_text(needed).c_str(), size_text(needed + needed / 4).c_str());
   }

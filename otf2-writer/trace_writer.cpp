@@ -80,7 +80,7 @@ struct TraceWriter::Impl {
     auto* mem = static_cast<BufferMemory*>(*per_buffer);
     if (!mem) return;
     if (mem->block) {
-      if (mem->from_pool) self->blocks->release(mem->block);
+      if (mem->from_pool) self->blocks->release(mem->block, true);  // OTF2 memsets whole chunks: give the pages back
       else std::free(mem->block);
       mem->block = nullptr;
     }
@@ -117,7 +117,13 @@ bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* e
   static const OTF2_MemoryCallbacks mem_cbs = {&Impl::allocate, &Impl::free_all};
   OTF2_Archive_SetFlushCallbacks(m.archive, &flush_cbs, &m);
   OTF2_Archive_SetMemoryCallbacks(m.archive, &mem_cbs, &m);
-  OTF2_Archive_SetSerialCollectiveCallbacks(m.archive);
+  // OTF2 creates the archive's directories here; every later call "succeeds" without them.
+  if (OTF2_Archive_SetSerialCollectiveCallbacks(m.archive) != OTF2_SUCCESS) {
+    *error = "cannot create the OTF2 archive in '" + dir + "'; check that the directory is writable and the disk not full";
+    OTF2_Archive_Close(m.archive);
+    m.archive = nullptr;
+    return false;
+  }
   OTF2_Archive_SetCreator(m.archive, "prof " PROF_VERSION);
   OTF2_Archive_SetDescription(m.archive, "prof measurement");
   if (OTF2_Archive_OpenEvtFiles(m.archive) != OTF2_SUCCESS) {
@@ -200,14 +206,20 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
     m.error = std::string("OTF2 error while writing events: ") + OTF2_Error_GetDescription(rc);
     return false;
   }
-  if (close) {
-    std::uint64_t counted = 0;
-    OTF2_EvtWriter_GetNumberOfEvents(w, &counted);
-    loc.events = counted;
-    OTF2_Archive_CloseEvtWriter(m.archive, w);
-    loc.writer = nullptr;
-    loc.closed = true;
-  }
+  return close ? close_location(location) : true;
+}
+
+bool TraceWriter::close_location(std::uint64_t location) {
+  Impl& m = *impl_;
+  auto it = m.locs.find(location);
+  if (it == m.locs.end() || !it->second.writer) return false;
+  Impl::Loc& loc = it->second;
+  std::uint64_t counted = 0;
+  OTF2_EvtWriter_GetNumberOfEvents(loc.writer, &counted);
+  loc.events = counted;
+  OTF2_Archive_CloseEvtWriter(m.archive, loc.writer);
+  loc.writer = nullptr;
+  loc.closed = true;
   return true;
 }
 

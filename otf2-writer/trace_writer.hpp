@@ -64,6 +64,10 @@ class TraceWriter {
   /// event count is final). Returns false on an OTF2 error (message in last_error()).
   bool write_events(std::uint64_t location, const EventBuffer& buffer, bool close);
 
+  /// Closes `location`'s writer: its event count is final. Its last, partial OTF2 chunk is
+  /// written now (through OTF2's own 4 MiB file buffer), so give event memory back first.
+  bool close_location(std::uint64_t location);
+
   /// Events written so far for `location`.
   std::uint64_t event_count(std::uint64_t location) const;
 

@@ -54,16 +54,29 @@ void* ChunkPool::acquire() noexcept {
   return chunk;
 }
 
-void ChunkPool::release(void* chunk) noexcept {
+void ChunkPool::release(void* chunk, bool to_system) noexcept {
   char* c = static_cast<char*>(chunk);
+  if (to_system) ::madvise(c, chunk_bytes_, MADV_DONTNEED);
   std::uint32_t idx1 = static_cast<std::uint32_t>((c - base_) / chunk_bytes_) + 1;
+  // Count it free before it is visible on the list, so in_use() never exceeds chunk_count().
+  in_use_.fetch_sub(1, std::memory_order_relaxed);
   std::uint64_t head = free_head_.load(std::memory_order_relaxed);
   do {
     reinterpret_cast<std::atomic<std::uint32_t>*>(c)->store(static_cast<std::uint32_t>(head & 0xffffffffu),
                                                             std::memory_order_relaxed);
   } while (!free_head_.compare_exchange_weak(head, (((head >> 32) + 1) << 32) | idx1, std::memory_order_release,
                                              std::memory_order_relaxed));
-  in_use_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void ChunkPool::trim() noexcept {
+  std::uint64_t head = free_head_.load(std::memory_order_acquire);
+  for (std::uint32_t i1 = head & 0xffffffffu; i1;) {
+    char* c = base_ + (i1 - 1) * chunk_bytes_;
+    std::uint32_t next = reinterpret_cast<std::atomic<std::uint32_t>*>(c)->load(std::memory_order_relaxed);
+    // Keep the first page: it holds the free-list link.
+    if (chunk_bytes_ > 4096) ::madvise(c + 4096, chunk_bytes_ - 4096, MADV_DONTNEED);
+    i1 = next;
+  }
 }
 
 }  // namespace prof

@@ -24,8 +24,13 @@ class ChunkPool {
 
   /// A free chunk, or nullptr when all chunks are in use.
   void* acquire() noexcept;
-  /// Gives a chunk back; it must come from acquire() of this pool.
-  void release(void* chunk) noexcept;
+  /// Gives a chunk back; it must come from acquire() of this pool. `to_system`: also return
+  /// its pages to the kernel (madvise), for memory that will not be needed again soon.
+  void release(void* chunk, bool to_system = false) noexcept;
+
+  /// Returns the pages of every free chunk to the kernel. Not concurrent with acquire/release
+  /// (used at finalize, when no thread records any more).
+  void trim() noexcept;
 
   std::size_t chunk_bytes() const { return chunk_bytes_; }
   std::size_t chunk_count() const { return count_; }

@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""One end-to-end case: build a program with prof-wrap, run it, check what it wrote.
+
+Checks, each optional: the exit status; otf2_check.py (otf2-print + the otf2 Python module)
+with its --expect-* options; Enter counts per region equal to the calls the program counted
+itself (it prints lines "PROF_EXPECT <region> <calls>"); the number of shadow-stack repairs
+prof reports; stderr patterns; that no experiment directory was left behind.
+"""
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--prof-wrap", required=True)
+    ap.add_argument("--compiler", default="gcc")
+    ap.add_argument("--src", action="append", default=[])
+    ap.add_argument("--lib", action="append", default=[], help="SRC:libNAME.so built with prof-wrap -shared and linked")
+    ap.add_argument("--dlopen-lib", action="append", default=[], help="SRC:libNAME.so built with prof-wrap -shared, not linked")
+    ap.add_argument("--flags", default="")
+    ap.add_argument("--wrap-flags", default="")
+    ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--args", default="")
+    ap.add_argument("--exit", type=int, default=0)
+    ap.add_argument("--otf2-check", default=None, help="extra otf2_check.py options ('' = plain check)")
+    ap.add_argument("--shared-tools", default="")
+    ap.add_argument("--count-enters", action="store_true", help="compare Enter counts with PROF_EXPECT lines")
+    ap.add_argument("--repairs", default=None, help="N, or >0")
+    ap.add_argument("--stderr", action="append", default=[], help="regex that must match stderr")
+    ap.add_argument("--no-stderr", action="append", default=[], help="regex that must not match stderr")
+    ap.add_argument("--no-experiment-dir", action="store_true")
+    ap.add_argument("--only-experiment-dir", action="store_true",
+                    help="the run's directory is the only one in the work dir (no fork child wrote another)")
+    ap.add_argument("--empty-stdout", action="store_true", help="the program's own work never started")
+    ap.add_argument("--events", action="append", default=[], help="TYPE=N or TYPE>N: number of OTF2 events of a type")
+    ap.add_argument("--rss-total-memory", type=int, default=0,
+                    help="PROF_TOTAL_MEMORY in bytes: assert peak RSS <= RSS without tracing + 1.1 x this")
+    a = ap.parse_args()
+
+    work = os.path.join(a.workdir, a.name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    wrap = [a.prof_wrap] + shlex.split(a.wrap_flags) + [a.compiler]
+    flags = shlex.split(a.flags)
+    link_libs = []
+    for spec in a.lib + a.dlopen_lib:
+        src, lib = spec.split(":")
+        cmd = wrap + flags + ["-fPIC", "-shared", src, "-o", os.path.join(work, lib)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            fail("building %s failed:\n%s%s" % (lib, r.stdout, r.stderr))
+        if spec in a.lib:
+            link_libs += ["-L" + work, "-l" + lib[3:-3], "-Wl,-rpath," + work]
+    exe = os.path.join(work, "prog")
+    cmd = wrap + flags + a.src + ["-o", exe] + link_libs + ["-ldl"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        fail("build failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
+
+    exp = os.path.join(work, "exp")
+    env = dict(os.environ)
+    env.update({"PROF_EXPERIMENT_DIRECTORY": exp, "PROF_VERBOSE": "1"})
+    for e in a.env:
+        k, v = e.split("=", 1)
+        env[k] = v.replace("@WORK@", work)
+    run = [exe] + shlex.split(a.args)
+    bound_kb = 0
+    if a.rss_total_memory:
+        run = ["/usr/bin/time", "-f", "MAXRSS_KB %M"] + run
+        base_env = dict(env, PROF_ENABLE_TRACING="false", PROF_ENABLE_PROFILING="false")
+        b = subprocess.run(run, capture_output=True, text=True, env=base_env, cwd=work)
+        m = re.search(r"MAXRSS_KB (\d+)", b.stderr)
+        if b.returncode != a.exit or not m:
+            fail("the baseline run without tracing failed:\n" + b.stderr[-2000:])
+        base_kb = int(m.group(1))
+        bound_kb = base_kb + int(1.1 * a.rss_total_memory / 1024)
+        print("baseline peak RSS %d KiB; bound %d KiB" % (base_kb, bound_kb))
+    r = subprocess.run(run, capture_output=True, text=True, env=env, cwd=work)
+    print("--- stdout\n" + r.stdout[-3000:] + "--- stderr\n" + r.stderr[-3000:])
+    if r.returncode != a.exit:
+        fail("exit status %d, expected %d" % (r.returncode, a.exit))
+    for pat in a.stderr:
+        if not re.search(pat, r.stderr, re.M):
+            fail("stderr does not match %r" % pat)
+    for pat in a.no_stderr:
+        if re.search(pat, r.stderr, re.M):
+            fail("stderr matches %r" % pat)
+    if a.empty_stdout and r.stdout:
+        fail("the program ran although measurement should have stopped it first")
+    if a.only_experiment_dir:
+        dirs = sorted(d for d in os.listdir(work) if os.path.isdir(os.path.join(work, d)))
+        if dirs != ["exp"]:
+            fail("expected only the experiment directory 'exp', found %s" % dirs)
+    if a.no_experiment_dir and os.path.exists(exp):
+        fail("an experiment directory was left behind: " + exp)
+    if bound_kb:
+        m = re.search(r"MAXRSS_KB (\d+)", r.stderr)
+        if not m:
+            fail("no RSS figure")
+        rss = int(m.group(1))
+        print("peak RSS %d KiB, bound %d KiB" % (rss, bound_kb))
+        if rss > bound_kb:
+            fail("peak RSS %d KiB exceeds %d KiB" % (rss, bound_kb))
+    if a.repairs is not None:
+        m = re.search(r"shadow stack: (\d+) repairs", r.stderr)
+        if not m:
+            fail("prof reported no shadow-stack line")
+        n = int(m.group(1))
+        if a.repairs == ">0":
+            if n == 0:
+                fail("expected repairs > 0, got 0")
+            if not re.search(r"function exits were never reported", r.stderr):
+                fail("repairs were not reported in a warning")
+        elif n != int(a.repairs):
+            fail("expected %s repairs, got %d" % (a.repairs, n))
+
+    anchor = os.path.join(exp, "traces.otf2")
+    if a.otf2_check is not None:
+        checker = os.path.join(a.shared_tools, "otf2_check.py")
+        c = subprocess.run(["/usr/bin/python3", checker, anchor] + shlex.split(a.otf2_check), capture_output=True, text=True)
+        print(c.stdout[-3000:] + c.stderr[-2000:])
+        if c.returncode:
+            fail("otf2_check.py failed")
+    if a.events:
+        types = count_types(anchor)
+        print("event types: " + ", ".join("%s=%d" % kv for kv in sorted(types.items())))
+        for spec in a.events:
+            m = re.match(r"(\w+)(=|>)(\d+)$", spec)
+            name, op, n = m.group(1), m.group(2), int(m.group(3))
+            got = types.get(name, 0)
+            if (op == "=" and got != n) or (op == ">" and not got > n):
+                fail("%s events: %d, expected %s%d" % (name, got, op, n))
+    if a.count_enters:
+        expected = {}
+        for line in r.stdout.splitlines():
+            m = re.match(r"PROF_EXPECT (\S+) (\d+)$", line.strip())
+            if m:
+                expected[m.group(1)] = expected.get(m.group(1), 0) + int(m.group(2))
+        if not expected:
+            fail("the program printed no PROF_EXPECT lines")
+        counts = count_enters(anchor)
+        for region, n in sorted(expected.items()):
+            got = sum(v for k, v in counts.items() if k == region or short(k) == region)
+            print("Enter %-20s trace %-8d program %d" % (region, got, n))
+            if got != n:
+                fail("Enter count of %s is %d, the program made %d calls" % (region, got, n))
+    print("ok")
+
+
+def short(name):
+    """Function name without return type, arguments, templates or scopes:
+    'int ns::f<int>(int) const' -> 'f'; 'consume()::{lambda()#1}::operator()() const' -> 'operator()'."""
+    n = re.sub(r"\s+const$", "", name.strip())
+    if n.endswith(")"):  # drop the trailing argument list, matching parentheses
+        depth = 0
+        for i in range(len(n) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(n[i], 0)
+            if depth == 0:
+                n = n[:i]
+                break
+    prev = None
+    while prev != n:  # template arguments, innermost first
+        prev, n = n, re.sub(r"<[^<>]*>", "", n)
+    depth, cut = 0, 0
+    for i, ch in enumerate(n):  # last '::' outside parentheses/braces
+        depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(ch, 0)
+        if depth == 0 and n.startswith("::", i):
+            cut = i + 2
+    n = n[cut:]
+    return n.split(" ")[-1]
+
+
+def otf2_print_events(anchor):
+    """(event type in CamelCase, region name or None) for every event, read by otf2-print
+    (OTF2's own C reader; the Python reader is ten times slower on big traces)."""
+    p = subprocess.Popen(["otf2-print", anchor], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in p.stdout:
+        m = re.match(r"([A-Z][A-Z_]+)\s+\d+\s+\d+", line)
+        if not m:
+            continue
+        kind = "".join(w.capitalize() for w in m.group(1).split("_"))
+        r = re.search(r'Region: "(.*)" <\d+>', line)
+        yield kind, r.group(1) if r else None
+    err = p.stderr.read()
+    if p.wait() != 0 or err:
+        fail("otf2-print failed: " + err[-2000:])
+
+
+def count_types(anchor):
+    types = {}
+    for kind, _ in otf2_print_events(anchor):
+        types[kind] = types.get(kind, 0) + 1
+    return types
+
+
+def count_enters(anchor):
+    counts = {}
+    for kind, region in otf2_print_events(anchor):
+        if kind == "Enter":
+            counts[region] = counts.get(region, 0) + 1
+    return counts
+
+
+if __name__ == "__main__":
+    main()

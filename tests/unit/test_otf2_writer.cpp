@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Unit tests of TraceWriter: synthetic raw records → OTF2 archive in a temp directory, read
+// back independently with `otf2-print -A` and the shared otf2_check.py (OTF2 Python reader).
+// Covers every record type, streaming one location over several write_events calls,
+// clamping of decreasing timestamps, and OTF2 flushing when its one pool block is full.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "measurement/buffer.hpp"
+#include "measurement/memory/pool.hpp"
+#include "measurement/record.hpp"
+#include "otf2-writer/trace_writer.hpp"
+
+#ifndef PROF_SHARED_TOOLS
+#define PROF_SHARED_TOOLS "/work/shared/tools"
+#endif
+
+namespace fs = std::filesystem;
+using prof::EventBuffer;
+using prof::RecordType;
+using prof::Timestamp;
+namespace otf2w = prof::otf2w;
+
+namespace {
+
+constexpr std::size_t kBlock = 256 * 1024;  // OTF2_CHUNK_SIZE_MIN
+constexpr std::uint64_t kLoc0 = 0;
+constexpr std::uint64_t kLoc1 = 1ull << 32;
+constexpr Timestamp kT0 = 1000000000;
+
+/// A fresh directory under the temp directory, removed with everything in it.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "prof_test_otf2_XXXXXX").string();
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    REQUIRE(::mkdtemp(buf.data()) != nullptr);
+    path = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string archive() const { return path + "/traces.otf2"; }
+};
+
+struct RunResult {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs `cmd` with /bin/sh; stdout and stderr captured separately.
+RunResult run(const std::string& cmd, const std::string& scratch_dir) {
+  RunResult r;
+  const std::string err_file = scratch_dir + "/stderr.txt";
+  FILE* p = ::popen((cmd + " 2>'" + err_file + "'").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[65536];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  std::remove(err_file.c_str());
+  return r;
+}
+
+/// Event lines of `otf2-print -A` by record name ("ENTER", "THREAD_CREATE", ...).
+std::map<std::string, std::size_t> count_events(const std::string& printed) {
+  std::map<std::string, std::size_t> counts;
+  std::istringstream in(printed);
+  std::string line;
+  bool events = false;
+  while (std::getline(in, line)) {
+    // The event section starts with the column header "Event  Location  Timestamp  Attributes".
+    if (line.rfind("Event ", 0) == 0 || line.rfind("Event\t", 0) == 0) {
+      events = true;
+      continue;
+    }
+    if (!events || line.empty() || line[0] == ' ' || line[0] == '=' || line[0] == '-') continue;
+    std::string word = line.substr(0, line.find(' '));
+    ++counts[word];
+  }
+  return counts;
+}
+
+/// Timestamps of the event lines of `otf2-print` for one location, in order.
+std::vector<std::uint64_t> event_times(const std::string& printed, std::uint64_t location) {
+  std::vector<std::uint64_t> times;
+  std::istringstream in(printed);
+  std::string line;
+  bool events = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("Event ", 0) == 0) {
+      events = true;
+      continue;
+    }
+    if (!events || line.empty() || line[0] == ' ') continue;
+    std::istringstream fields(line);
+    std::string name;
+    std::uint64_t loc = 0, t = 0;
+    if (fields >> name >> loc >> t && loc == location) times.push_back(t);
+  }
+  return times;
+}
+
+bool have_otf2_check() { return fs::exists(std::string(PROF_SHARED_TOOLS) + "/otf2_check.py"); }
+
+/// otf2_check.py on the archive; the last line is the summary.
+RunResult otf2_check(const TempDir& dir, const std::string& extra) {
+  return run("/usr/bin/python3 '" PROF_SHARED_TOOLS "/otf2_check.py' '" + dir.archive() + "' " + extra, dir.path);
+}
+
+/// Builds raw event buffers: a pool of 1 MiB record chunks, chunks added as needed.
+struct Records {
+  prof::ChunkPool pool;
+  EventBuffer buf;
+  std::size_t count = 0;
+  static constexpr std::size_t kChunk = 1u << 20;
+
+  Records() { REQUIRE(pool.init(16 * kChunk, kChunk)); }
+  ~Records() {
+    buf.release_all([&](void* c) { pool.release(c); });
+  }
+
+  void add(Timestamp t, RecordType type, std::uint32_t ref = 0, bool payload = false, std::uint64_t a = 0) {
+    const unsigned slots = payload ? 1 : 0;
+    prof::Record* r = buf.try_reserve(slots);
+    if (!r) {
+      void* c = pool.acquire();
+      REQUIRE(c != nullptr);
+      buf.add_chunk(c, kChunk);
+      r = buf.try_reserve(slots);
+      REQUIRE(r != nullptr);
+    }
+    r->time = t;
+    r->type = type;
+    r->slots = static_cast<std::uint8_t>(slots);
+    r->aux = 0;
+    r->ref = ref;
+    if (payload) *reinterpret_cast<prof::Payload*>(r + 1) = prof::Payload{a, 0};
+    buf.commit();
+    ++count;
+  }
+  void enter(Timestamp t, std::uint32_t region) { add(t, RecordType::Enter, region); }
+  void leave(Timestamp t, std::uint32_t region) { add(t, RecordType::Leave, region); }
+  void clear() {
+    buf.clear([&](void* c) { pool.release(c); });
+    count = 0;
+  }
+};
+
+prof::regions::RegionDef region(const std::string& name, const std::string& file, int line,
+                                prof::regions::Paradigm paradigm = prof::regions::Paradigm::Compiler,
+                                prof::regions::Role role = prof::regions::Role::Function) {
+  prof::regions::RegionDef r;
+  r.name = name;
+  r.canonical = "_Z" + name;
+  r.file = file;
+  r.begin_line = line;
+  r.end_line = line + 10;
+  r.paradigm = paradigm;
+  r.role = role;
+  return r;
+}
+
+enum : std::uint32_t { kMain, kWorker, kFoo, kCreate, kJoin, kRegions };
+
+/// Definitions of the five regions and `locations` CPU locations with ids i << 32.
+otf2w::Definitions definitions(Timestamp first, Timestamp last, unsigned locations = 2) {
+  using prof::regions::Paradigm;
+  using prof::regions::Role;
+  otf2w::Definitions d;
+  d.clock.resolution = 1000000000;
+  d.clock.offset = first;
+  d.clock.length = last - first;
+  d.clock.realtime_ns = 1700000000ull * 1000000000ull;
+  d.machine = "test machine";
+  d.node = "test node";
+  d.process = "test process";
+  d.regions = {region("main", "main.c", 10), region("worker", "main.c", 30), region("foo", "foo.c", 5),
+               region("pthread_create", "", -1, Paradigm::Pthread, Role::Wrapper),
+               region("pthread_join", "", -1, Paradigm::Pthread, Role::Wrapper)};
+  for (unsigned i = 0; i < locations; ++i)
+    d.locations.push_back({std::uint64_t{i} << 32, i ? "Pthread thread " + std::to_string(i) : "Master thread"});
+  d.thread_events = locations > 1;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("otf2 writer round trip with every record type, streamed", "[otf2]") {
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(4 * kBlock, kBlock));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error));
+  CHECK(error.empty());
+  CHECK(w.is_open());
+  w.set_program("./a.out", {"./a.out", "--size", "3"});
+
+  Records r0, r1;
+  // Location 0, first part: program start, main, pthread_create.
+  r0.add(kT0, RecordType::ProgramBegin);
+  r0.enter(kT0 + 10, kMain);
+  r0.enter(kT0 + 20, kCreate);
+  r0.add(kT0 + 30, RecordType::ThreadCreate, 0, true, 1);
+  r0.leave(kT0 + 40, kCreate);
+  REQUIRE(w.write_events(kLoc0, r0.buf, false));
+  CHECK(w.event_count(kLoc0) == 5);
+  r0.clear();
+
+  // Second part: recording off/on, a buffer flush, a lock.
+  r0.add(kT0 + 50, RecordType::MeasurementOnOff, 2);
+  r0.add(kT0 + 60, RecordType::MeasurementOnOff, 1);
+  r0.add(kT0 + 70, RecordType::BufferFlush, 0, true, kT0 + 80);
+  r0.add(kT0 + 90, RecordType::AcquireLock, 7, true, 1);
+  r0.add(kT0 + 100, RecordType::ReleaseLock, 7, true, 1);
+  REQUIRE(w.write_events(kLoc0, r0.buf, false));
+  CHECK(w.event_count(kLoc0) == 10);
+  r0.clear();
+
+  // Location 1 in between: a thread with two regions and the same lock.
+  r1.add(kT0 + 35, RecordType::ThreadBegin, 0, true, 1);
+  r1.enter(kT0 + 36, kWorker);
+  r1.enter(kT0 + 37, kFoo);
+  r1.add(kT0 + 110, RecordType::AcquireLock, 7, true, 2);
+  r1.add(kT0 + 115, RecordType::ReleaseLock, 7, true, 2);
+  r1.leave(kT0 + 120, kFoo);
+  r1.leave(kT0 + 130, kWorker);
+  r1.add(kT0 + 140, RecordType::ThreadEnd, 0, true, 1);
+  REQUIRE(w.write_events(kLoc1, r1.buf, false));  // left open: finish closes it
+  CHECK(w.event_count(kLoc1) == 8);
+
+  // Last part of location 0: join, end of main, program end; closes its writer.
+  r0.enter(kT0 + 200, kJoin);
+  r0.add(kT0 + 210, RecordType::ThreadWait, 0, true, 1);
+  r0.leave(kT0 + 220, kJoin);
+  r0.leave(kT0 + 300, kMain);
+  r0.add(kT0 + 310, RecordType::ProgramEnd, 0, true, 0);
+  REQUIRE(w.write_events(kLoc0, r0.buf, true));
+  CHECK(w.event_count(kLoc0) == 15);
+
+  // A closed location takes no more events.
+  CHECK_FALSE(w.write_events(kLoc0, r0.buf, false));
+  CHECK(w.last_error() == "events for an already closed location");
+  CHECK(w.event_count(kLoc0) == 15);
+
+  REQUIRE(w.finish(definitions(kT0, kT0 + 310), &error));
+  CHECK(error.empty());
+  CHECK_FALSE(w.is_open());
+  CHECK(w.stats().events == 23);
+  CHECK(w.stats().otf2_over_budget == 0);
+  INFO("OTF2 flushes: " << w.stats().otf2_flushes);
+  CHECK(w.stats().otf2_flushes <= 2);  // at most the final write of each location
+  CHECK(w.event_count(kLoc1) == 8);
+  CHECK(blocks.in_use() == 0);
+
+  CHECK(fs::exists(dir.archive()));
+  CHECK(fs::exists(dir.path + "/traces.def"));
+  CHECK(fs::exists(dir.path + "/traces/0.evt"));
+  CHECK(fs::exists(dir.path + "/traces/4294967296.evt"));
+
+  const RunResult printed = run("otf2-print -A '" + dir.archive() + "'", dir.path);
+  INFO(printed.out);
+  REQUIRE(printed.rc == 0);
+  CHECK(printed.err == "");
+  std::map<std::string, std::size_t> counts = count_events(printed.out);
+  CHECK(counts["ENTER"] == 5);
+  CHECK(counts["LEAVE"] == 5);
+  CHECK(counts["PROGRAM_BEGIN"] == 1);
+  CHECK(counts["PROGRAM_END"] == 1);
+  CHECK(counts["THREAD_CREATE"] == 1);
+  CHECK(counts["THREAD_BEGIN"] == 1);
+  CHECK(counts["THREAD_END"] == 1);
+  CHECK(counts["THREAD_WAIT"] == 1);
+  CHECK(counts["THREAD_ACQUIRE_LOCK"] == 2);
+  CHECK(counts["THREAD_RELEASE_LOCK"] == 2);
+  CHECK(counts["MEASUREMENT_ON_OFF"] == 2);
+  CHECK(counts["BUFFER_FLUSH"] == 1);
+  CHECK(printed.out.find("Stop Time: " + std::to_string(kT0 + 80)) != std::string::npos);
+  std::size_t total = 0;
+  for (const auto& [name, n] : counts) total += n;
+  CHECK(total == 23);
+  // Streaming kept the order of location 0's records.
+  const std::vector<std::uint64_t> t0 = event_times(printed.out, kLoc0);
+  const std::vector<std::uint64_t> expect0 = {kT0,      kT0 + 10, kT0 + 20,  kT0 + 30,  kT0 + 40,
+                                              kT0 + 50, kT0 + 60, kT0 + 70,  kT0 + 90,  kT0 + 100,
+                                              kT0 + 200, kT0 + 210, kT0 + 220, kT0 + 300, kT0 + 310};
+  CHECK(t0 == expect0);
+  // Region names and the program's name reach the definitions.
+  CHECK(printed.out.find("\"main\"") != std::string::npos);
+  CHECK(printed.out.find("\"pthread_join\"") != std::string::npos);
+  CHECK(printed.out.find("\"./a.out\"") != std::string::npos);
+  CHECK(printed.out.find("\"--size\"") != std::string::npos);
+
+  if (!have_otf2_check()) {
+    WARN("otf2_check.py not found in " PROF_SHARED_TOOLS ": the Python reader check is skipped");
+    return;
+  }
+  const RunResult checked =
+      otf2_check(dir, "--expect-locations 2 --expect-region main --expect-region foo --expect-region worker");
+  INFO(checked.out << checked.err);
+  CHECK(checked.rc == 0);
+}
+
+TEST_CASE("otf2 writer clamps decreasing raw timestamps per location", "[otf2]") {
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(2 * kBlock, kBlock));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error));
+
+  Records r;
+  r.enter(kT0 + 1000, kMain);
+  r.enter(kT0 + 2000, kFoo);
+  r.leave(kT0 + 1500, kFoo);  // earlier than the previous record: becomes kT0 + 2000
+  r.add(kT0 + 2500, RecordType::BufferFlush, 0, true, kT0 + 2400);  // stop before start
+  REQUIRE(w.write_events(kLoc0, r.buf, false));
+  r.clear();
+  // Across write_events calls too.
+  r.enter(kT0 + 100, kFoo);  // becomes kT0 + 2500
+  r.leave(kT0 + 3000, kFoo);
+  r.leave(kT0 + 3100, kMain);
+  REQUIRE(w.write_events(kLoc0, r.buf, true));
+  CHECK(w.event_count(kLoc0) == 7);
+
+  REQUIRE(w.finish(definitions(kT0 + 1000, kT0 + 3100, 1), &error));
+  CHECK(w.stats().events == 7);
+
+  const RunResult printed = run("otf2-print -A '" + dir.archive() + "'", dir.path);
+  INFO(printed.out);
+  REQUIRE(printed.rc == 0);
+  CHECK(printed.err == "");
+  std::map<std::string, std::size_t> counts = count_events(printed.out);
+  CHECK(counts["ENTER"] == 3);
+  CHECK(counts["LEAVE"] == 3);
+  CHECK(counts["BUFFER_FLUSH"] == 1);
+  // A flush that "stopped" before it started is clamped too.
+  CHECK(printed.out.find("Stop Time: " + std::to_string(kT0 + 2500)) != std::string::npos);
+  const std::vector<std::uint64_t> times = event_times(printed.out, kLoc0);
+  const std::vector<std::uint64_t> expect = {kT0 + 1000, kT0 + 2000, kT0 + 2000, kT0 + 2500,
+                                             kT0 + 2500, kT0 + 3000, kT0 + 3100};
+  CHECK(times == expect);
+
+  if (!have_otf2_check()) {
+    WARN("otf2_check.py not found in " PROF_SHARED_TOOLS ": the Python reader check is skipped");
+    return;
+  }
+  const RunResult checked = otf2_check(dir, "--expect-locations 1 --expect-region foo");
+  INFO(checked.out << checked.err);
+  CHECK(checked.rc == 0);
+}
+
+TEST_CASE("otf2 writer streams more events than its block pool holds", "[otf2]") {
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(2 * kBlock, kBlock));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error));
+
+  constexpr int kBatches = 4;
+  constexpr int kPairsPerBatch = 25000;  // 200,000 events in all: several MiB of OTF2 events
+  Records r;
+  Timestamp t = kT0;
+  r.enter(t++, kMain);
+  for (int b = 0; b < kBatches; ++b) {
+    for (int i = 0; i < kPairsPerBatch; ++i) {
+      const std::uint32_t reg = i % 2 ? kFoo : kWorker;
+      r.enter(t++, reg);
+      r.leave(t++, reg);
+    }
+    if (b == kBatches - 1) r.leave(t++, kMain);
+    REQUIRE(w.write_events(kLoc0, r.buf, b == kBatches - 1));
+    CHECK(blocks.in_use() <= 1);  // one open writer: one block
+    r.clear();
+  }
+  const std::uint64_t expect = 2u * kBatches * kPairsPerBatch + 2;
+  CHECK(w.event_count(kLoc0) == expect);
+  CHECK(w.stats().otf2_flushes > 0);
+  CHECK(w.stats().otf2_over_budget == 0);
+
+  REQUIRE(w.finish(definitions(kT0, t - 1, 1), &error));
+  CHECK(w.stats().events == expect);
+  // More event data than the whole block pool holds went to disk, one block per flush at most.
+  const std::uintmax_t evt_bytes = fs::file_size(dir.path + "/traces/0.evt");
+  INFO("traces/0.evt: " << evt_bytes << " bytes, " << w.stats().otf2_flushes << " OTF2 flushes");
+  CHECK(evt_bytes > 2 * kBlock);
+  CHECK(w.stats().otf2_flushes >= (evt_bytes + kBlock - 1) / kBlock);
+  CHECK(blocks.in_use() == 0);
+  CHECK(blocks.high_water() == 1);
+
+  const RunResult printed = run("otf2-print '" + dir.archive() + "'", dir.path);
+  REQUIRE(printed.rc == 0);
+  CHECK(printed.err == "");
+  std::map<std::string, std::size_t> counts = count_events(printed.out);
+  CHECK(counts["ENTER"] == expect / 2);
+  CHECK(counts["LEAVE"] == expect / 2);
+
+  if (!have_otf2_check()) {
+    WARN("otf2_check.py not found in " PROF_SHARED_TOOLS ": the Python reader check is skipped");
+    return;
+  }
+  const RunResult checked = otf2_check(dir, "--expect-locations 1 --expect-region foo");
+  INFO(checked.out << checked.err);
+  CHECK(checked.rc == 0);
+}
+
+TEST_CASE("otf2 writer takes more open writers than blocks from malloc, counted", "[otf2]") {
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(kBlock, kBlock));  // one block, three open writers
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error));
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    Records r;
+    r.enter(kT0 + 10 * i, kMain);
+    r.enter(kT0 + 10 * i + 1, kFoo);
+    r.leave(kT0 + 10 * i + 2, kFoo);
+    r.leave(kT0 + 10 * i + 3, kMain);
+    REQUIRE(w.write_events(i << 32, r.buf, false));
+  }
+  CHECK(blocks.in_use() == 1);
+  CHECK(w.stats().otf2_over_budget == 2);
+  REQUIRE(w.finish(definitions(kT0, kT0 + 23, 3), &error));
+  CHECK(blocks.in_use() == 0);
+  for (std::uint64_t i = 0; i < 3; ++i) CHECK(w.event_count(i << 32) == 4);
+
+  const RunResult printed = run("otf2-print '" + dir.archive() + "'", dir.path);
+  REQUIRE(printed.rc == 0);
+  CHECK(printed.err == "");
+  std::map<std::string, std::size_t> counts = count_events(printed.out);
+  CHECK(counts["ENTER"] == 6);
+  CHECK(counts["LEAVE"] == 6);
+  if (!have_otf2_check()) {
+    WARN("otf2_check.py not found in " PROF_SHARED_TOOLS ": the Python reader check is skipped");
+    return;
+  }
+  const RunResult checked = otf2_check(dir, "--expect-locations 3 --expect-region foo");
+  INFO(checked.out << checked.err);
+  CHECK(checked.rc == 0);
+}
+
+TEST_CASE("otf2 writer reports errors instead of writing", "[otf2]") {
+  SECTION("write_events before open") {
+    otf2w::TraceWriter w;
+    Records r;
+    r.enter(kT0, kMain);
+    CHECK_FALSE(w.is_open());
+    CHECK_FALSE(w.write_events(kLoc0, r.buf, false));
+    std::string error;
+    CHECK_FALSE(w.finish(definitions(kT0, kT0), &error));
+    CHECK(error == "no OTF2 archive open");
+  }
+  SECTION("a directory that cannot be created fails open or finish, with one line") {
+    // OTF2 creates files lazily, so the failure may only show when the archive is written.
+    prof::ChunkPool blocks;
+    REQUIRE(blocks.init(kBlock, kBlock));
+    otf2w::TraceWriter w;
+    std::string error;
+    const std::string bad = "/proc/prof-test-no-such-dir/sub";
+    if (w.open(bad, &blocks, &error)) {
+      Records r;
+      r.enter(kT0, kMain);
+      r.leave(kT0 + 1, kMain);
+      const bool wrote = w.write_events(kLoc0, r.buf, true);
+      INFO("write_events: " << wrote << " " << w.last_error());
+      CHECK_FALSE(w.finish(definitions(kT0, kT0 + 1, 1), &error));
+    } else {
+      CHECK(error.rfind("cannot create the OTF2 archive in '" + bad + "'", 0) == 0);
+    }
+    INFO(error);
+    CHECK_FALSE(error.empty());
+    CHECK(error.find('\n') == std::string::npos);
+    CHECK_FALSE(w.is_open());
+  }
+  SECTION("finish twice") {
+    TempDir dir;
+    prof::ChunkPool blocks;
+    REQUIRE(blocks.init(kBlock, kBlock));
+    otf2w::TraceWriter w;
+    std::string error;
+    REQUIRE(w.open(dir.path, &blocks, &error));
+    REQUIRE(w.finish(definitions(kT0, kT0, 1), &error));
+    CHECK_FALSE(w.finish(definitions(kT0, kT0, 1), &error));
+    CHECK(error == "no OTF2 archive open");
+  }
+}
