@@ -22,8 +22,9 @@ const Var kCoreVars[] = {
      "Record a call-path profile (profile.cubex).",
      "Records per thread a call tree of the instrumented regions, with visit counts and "
      "times, to be written as `profile.cubex` into the experiment directory.\n\n"
-     "Profile writing arrives in a later release (issue #3); for now only `prof.cfg` is "
-     "written in this mode. Tracing and profiling can be on together."},
+     "Profile writing arrives in a later release (issue #3): for now a run with profiling on "
+     "and tracing off writes nothing and says so in a warning at its end. Tracing and "
+     "profiling can be on together."},
     {"ENABLE_TRACING", Type::Bool, "false", &g_values.enable_tracing,
      "Record an OTF2 trace.",
      "Events are buffered per thread in chunks of `PROF_PAGE_SIZE` taken from "
@@ -32,17 +33,22 @@ const Var kCoreVars[] = {
      "profiling can be on together."},
     {"TOTAL_MEMORY", Type::Size, "16M", &g_values.total_memory,
      "Memory for all measurement data of one process.",
-     "One budget per process, shared by all its threads: the per-thread event buffers plus "
-     "the OTF2 write buffers. It is split into chunks of `PROF_PAGE_SIZE`. Units are binary: "
-     "`K` = 1024 bytes, `M` = 1024 K, `G` = 1024 M. With tracing on, at least `1M` is "
-     "needed. When the memory fills up, buffers are flushed to disk during the run, which "
-     "disturbs the measurement; a warning at the end of the run says how often that happened."},
+     "One budget per process, shared by all its threads. With tracing on, a quarter of it "
+     "(1 to 16 blocks of 4 MiB) holds OTF2's write buffers: one per thread whose events are "
+     "being written to disk at the same time; 5 % is left for the OTF2 library's own "
+     "bookkeeping; the rest is split into chunks of `PROF_PAGE_SIZE` for the per-thread "
+     "event buffers. Units are binary: `K` = 1024 bytes, `M` = 1024 K, `G` = 1024 M. With "
+     "tracing on, at least `8M` is needed. When the memory fills up, a thread's buffer is "
+     "converted and written to disk during the run (a flush, recorded as an OTF2 "
+     "BufferFlush event); no event is lost, but flushes disturb the timings, and a warning at "
+     "the end of the run says how often they happened and which value would have avoided "
+     "them."},
     {"PAGE_SIZE", Type::Size, "64K", &g_values.page_size,
      "Size of the chunks of the per-thread event buffers.",
      "`PROF_TOTAL_MEMORY` is split into chunks of this size. Each thread holds at least one "
      "chunk, so at most `PROF_TOTAL_MEMORY / PROF_PAGE_SIZE` threads can record at the same "
-     "time. It must be a power of two, at least `4K` and at most a quarter of "
-     "`PROF_TOTAL_MEMORY`.",
+     "time. It must be a power of two, at least `4K` and at most a quarter of the event "
+     "memory (see `PROF_TOTAL_MEMORY`).",
      nullptr, 4u << 10, ~std::uint64_t{0}, true},
     {"EXPERIMENT_DIRECTORY", Type::Path, "", &g_values.experiment_directory,
      "Name of the experiment directory.",

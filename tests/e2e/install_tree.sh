@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# `cmake --install` gives a working prefix: prof-wrap there instruments, links and traces.
+# Usage: install_tree.sh <build-dir> <work-dir> <source-of-a-test-program> <shared-tools-dir>
+set -euo pipefail
+build=$1 work=$2 src=$3 tools=$4
+rm -rf "$work" && mkdir -p "$work"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+for f in bin/prof-wrap bin/prof-info bin/prof-gcc lib/libprof.so include/prof/user.h include/prof/instrumented.h; do
+  [ -e "$work/prefix/$f" ] || { echo "FAIL: $f is not installed"; exit 1; }
+done
+"$work/prefix/bin/prof-info" config-vars | grep -q PROF_ENABLE_TRACING || { echo "FAIL: prof-info"; exit 1; }
+cd "$work"
+"$work/prefix/bin/prof-wrap" gcc -O2 "$src" -o prog
+readelf -d prog | grep -q "$work/prefix/lib" || { echo "FAIL: prog does not take libprof from the prefix"; exit 1; }
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp ./prog
+/usr/bin/python3 "$tools/otf2_check.py" exp/traces.otf2 --expect-region fib --expect-locations 1
+echo ok
