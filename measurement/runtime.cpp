@@ -388,7 +388,8 @@ void init() {
   }
   g_phase.store(static_cast<int>(Phase::Within));
   g_compiler_hooks_on = compiler;
-  std::atexit(&finalize);
+  // on_exit rather than atexit: its handler gets the exit status for ProgramEnd.
+  on_exit([](int status, void*) { finalize(status); }, nullptr);
   g_init_state.store(2);
   if (!v.enable_tracing && v.enable_profiling)
     log::info(1, "PROF_ENABLE_PROFILING: call-path profiles are not written yet (issue #3); set PROF_ENABLE_TRACING=true for a trace");
@@ -499,7 +500,7 @@ std::string experiment_directory() {
   return s->directory;
 }
 
-void finalize() {
+void finalize(int exit_status) {
   State* s = g_state;
   if (!s || g_finalized.exchange(true)) return;
   int saved = errno;
@@ -525,8 +526,7 @@ void finalize() {
     if (!loc->ended) {
       closed += close_all_frames(loc, end);
       if (loc->index == 0 && loc->tracing) {
-        // OTF2_UNDEFINED_INT64: the exit status is not known inside an atexit handler.
-        event(loc, end, RecordType::ProgramEnd, 0, static_cast<std::uint64_t>(INT64_MAX));
+        event(loc, end, RecordType::ProgramEnd, 0, static_cast<std::uint64_t>(static_cast<std::int64_t>(exit_status)));
       }
     }
     repairs += loc->repairs;
@@ -612,3 +612,8 @@ extern "C" PROF_API void prof_init(void) { prof::runtime::init(); }
 
 // The link guard: instrumented objects reference it (see <prof/instrumented.h>).
 extern "C" PROF_API const char prof_wrap_link_guard__link_this_object_with_prof_wrap = 1;
+
+// For adapters built as separate libraries (MPI: rank and shared directory are known only
+// inside MPI_Init) and for tests: defer the ready step, then take it.
+extern "C" PROF_API void prof_defer_ready(void) { prof::runtime::defer_ready(); }
+extern "C" PROF_API int prof_ready(void) { return prof::runtime::ready() ? 1 : 0; }

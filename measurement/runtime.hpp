@@ -14,8 +14,9 @@ namespace prof::runtime {
 /// Parses the configuration and starts measurement. Idempotent; called from libprof's
 /// constructor and, lazily, by the first event. A malformed variable is fatal here.
 void init();
-/// Writes all data and stops measurement. Runs once (atexit); later calls do nothing.
-void finalize();
+/// Writes all data and stops measurement. Runs once (on_exit, with the exit status for
+/// ProgramEnd); later calls do nothing.
+void finalize(int exit_status = 0);
 
 /// Creates the calling thread's location (after init). nullptr when no memory or measurement off.
 Location* create_location();

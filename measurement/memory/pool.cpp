@@ -8,20 +8,27 @@
 namespace prof {
 
 ChunkPool::~ChunkPool() {
-  if (base_) ::munmap(base_, mapped_bytes_);
+  if (map_) ::munmap(map_, mapped_bytes_);
 }
 
 bool ChunkPool::init(std::size_t total_bytes, std::size_t chunk_bytes) {
   chunk_bytes_ = chunk_bytes;
   count_ = total_bytes / chunk_bytes;
-  mapped_bytes_ = count_ * chunk_bytes;
   if (count_ == 0) return false;
+  std::size_t bytes = count_ * chunk_bytes;
+  // Aligned to 2 MiB and marked for transparent huge pages: the first write to fresh buffer
+  // memory then faults once per 2 MiB instead of once per 4 KiB, which otherwise costs the
+  // hot path more than the event itself. Where THP is off this changes nothing.
+  constexpr std::size_t kHuge = 2u << 20;
+  mapped_bytes_ = bytes + kHuge;
   void* p = ::mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
     count_ = 0;
     return false;
   }
-  base_ = static_cast<char*>(p);
+  map_ = static_cast<char*>(p);
+  base_ = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1));
+  ::madvise(base_, bytes, MADV_HUGEPAGE);
   return true;
 }
 

@@ -42,6 +42,7 @@ class ChunkPool {
   }
 
  private:
+  char* map_ = nullptr;   // the mapping; base_ is its first 2 MiB boundary
   char* base_ = nullptr;
   std::size_t chunk_bytes_ = 0;
   std::size_t count_ = 0;

@@ -8,6 +8,7 @@ itself (it prints lines "PROF_EXPECT <region> <calls>"); the number of shadow-st
 prof reports; stderr patterns; that no experiment directory was left behind.
 """
 import argparse
+import glob
 import os
 import re
 import shlex
@@ -45,6 +46,8 @@ def main():
     ap.add_argument("--only-experiment-dir", action="store_true",
                     help="the run's directory is the only one in the work dir (no fork child wrote another)")
     ap.add_argument("--empty-stdout", action="store_true", help="the program's own work never started")
+    ap.add_argument("--trace-line", action="append", default=[], help="regex that some otf2-print line must match")
+    ap.add_argument("--no-file", action="append", default=[], help="glob (in the work dir) that must match nothing")
     ap.add_argument("--events", action="append", default=[], help="TYPE=N or TYPE>N: number of OTF2 events of a type")
     ap.add_argument("--rss-total-memory", type=int, default=0,
                     help="PROF_TOTAL_MEMORY in bytes: assert peak RSS <= RSS without tracing + 1.1 x this")
@@ -98,6 +101,10 @@ def main():
     for pat in a.no_stderr:
         if re.search(pat, r.stderr, re.M):
             fail("stderr matches %r" % pat)
+    for pattern in a.no_file:
+        left = glob.glob(os.path.join(work, pattern))
+        if left:
+            fail("files left behind: %s" % left)
     if a.empty_stdout and r.stdout:
         fail("the program ran although measurement should have stopped it first")
     if a.only_experiment_dir:
@@ -134,6 +141,11 @@ def main():
         print(c.stdout[-3000:] + c.stderr[-2000:])
         if c.returncode:
             fail("otf2_check.py failed")
+    if a.trace_line:
+        lines = subprocess.run(["otf2-print", anchor], capture_output=True, text=True).stdout.splitlines()
+        for pat in a.trace_line:
+            if not any(re.search(pat, l) for l in lines):
+                fail("no otf2-print line matches %r" % pat)
     if a.events:
         types = count_types(anchor)
         print("event types: " + ", ".join("%s=%d" % kv for kv in sorted(types.items())))
