@@ -9,7 +9,7 @@
  * OTF2_Archive_Close (everything prof does at its end, minus prof's own records).
  *
  * bounded (the default): OTF2 set up as prof sets it up (otf2-writer/trace_writer.cpp):
- *   256 KiB event chunks, one chunk per event writer (a full chunk is written to the file
+ *   4 MiB event chunks, one chunk per event writer (a full chunk is written to the file
  *   before the next one is handed out), no post-flush callback, no compression.
  * default: OTF2's own memory management (malloc, no callbacks), 1 MiB event chunks. */
 #define _GNU_SOURCE
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
 
   long long t0 = ns_now();
   OTF2_Archive* archive = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE,
-                                            bounded ? OTF2_CHUNK_SIZE_MIN : 1024 * 1024, 4 * 1024 * 1024,
+                                            bounded ? 4 * 1024 * 1024 : 1024 * 1024, 4 * 1024 * 1024,
                                             OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive) {
     fprintf(stderr, "otf2_raw: cannot create an archive in '%s'\n", dir);

@@ -264,7 +264,7 @@ obody = []
 obody.append(["prof: loop end → process exit (conversion, definitions, close, exit)", f"{prof_ev:,}",
               fmt(min(prof_wo) / 1e6 if prof_wo else float('nan')), fmt(statistics.median(prof_wo) / 1e6 if prof_wo else float('nan')),
               fmt(max(prof_rate) / 1e6 if prof_rate else float('nan'), 2), fmt(statistics.median(prof_rate) / 1e6 if prof_rate else float('nan'), 2)])
-for v, what in (("raw-bounded", "bench/otf2_raw, OTF2 set up as prof does (256 KiB chunks, one per writer)"),
+for v, what in (("raw-bounded", "bench/otf2_raw, OTF2 set up as prof does (4 MiB chunks, one per writer)"),
                 ("raw-default", "bench/otf2_raw, OTF2's own memory management (malloc, 1 MiB chunks)")):
     k = ("otf2", v, v.split("-")[1])
     xs = R[k]
@@ -326,14 +326,15 @@ if target - rd2[0] <= 0:
               f"two time stamps per pair, ≤ {target:.0f} ns cannot be reached here whatever the rest costs.")
 else:
     budget = (f"With two `rdtsc` at {fmt(rd2[0])} ns (min), the target leaves {fmt(target - rd2[0])} ns for everything "
-              f"else; the shadow stack and the page faults take {fmt(nt2[0] + ft2[0])} ns (min) today.")
+              f"else; the shadow stack and first writes to fresh memory take {fmt(nt2[0] + ft2[0])} ns (min) today.")
 uf_ratio = (uf2[0] / tr2[0] if tr2[0] > 0 else float("nan"), uf / tr if tr > 0 else float("nan"))
 meaning = f"""- Tracing target (≤ {target:.0f} ns per enter+exit pair): {verdict}.
 - Where the tracing time goes: the hooks with the shadow stack alone (d) cost {both(nt2)} per pair, of which
   calling two empty hooks (b) is {both(nop2)}. The two time stamps: two back-to-back `rdtsc` cost {both(rd2)}
   on this VM (prof's timer here: {E['BENCH_TIMER']}). The first write to the 32 bytes of fresh trace memory that one
-  pair fills costs {both(ft2)}: libprof's pool is mapped lazily, so every 4 KiB page of it is faulted in (and zeroed
-  by the kernel) on its first record. {rest_text} {budget}
+  pair fills costs {both(ft2)} when that memory is fresh 4 KiB pages (the measurement uses plain malloc'ed memory);
+  libprof maps its pool lazily but asks for transparent huge pages, so where THP is available its buffers fault
+  once per 2 MiB, yet the kernel still zeroes every fresh byte once. {rest_text} {budget}
 - uftrace: {both(uf2)} per call in the loop and {both(ufr2)} in the recursion (the issue quotes 110–150 ns);
   per call, prof tracing is {fmt(uf_ratio[0], 2)}× (min) / {fmt(uf_ratio[1], 2)}× (median) cheaper than
   `uftrace record`. uftrace's figure includes its writer threads competing for the 2 cores during the run; prof
