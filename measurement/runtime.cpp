@@ -12,6 +12,7 @@
 #include <malloc.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -291,6 +292,40 @@ void atfork_child() {
   if (Location* loc = tls_location) loc->active = false;
 }
 
+// A crash or a kill must not lose what was measured: fatal signals write the data, then the
+// signal is re-raised with its default action, so the exit status stays the program's. Best
+// effort: the crash may have happened while a lock was held, so a watchdog alarm ends a hung
+// write-out. Only signals whose disposition is still the default at init are taken; handlers
+// the program installs later replace ours.
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGQUIT};
+
+void on_fatal_signal(int sig) {
+  static std::atomic<int> in_handler{0};
+  if (in_handler.exchange(1) == 0 && !g_finalized.load()) {
+    char msg[160];
+    int n = std::snprintf(msg, sizeof msg, "prof: error: the program was stopped by signal %d (%s); writing the data measured so far\n",
+                          sig, strsignal(sig));
+    if (n > 0) { ssize_t w = ::write(2, msg, static_cast<std::size_t>(n)); (void)w; }
+    ::alarm(30);
+    if (Location* loc = tls_location) loc->busy = false;  // the handler may interrupt a hook
+    finalize(128 + sig);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_signal_handlers() {
+  for (int sig : kFatalSignals) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa {};
+    sa.sa_handler = &on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
 void write_program_begin(Location* loc) {
   Record* r = loc->trace.try_reserve(0);
   if (!r) r = runtime::reserve_slow(loc, timer::start(), 0);
@@ -377,6 +412,7 @@ void init() {
   read_cmdline(*s);
   pthread_key_create(&s->key, &thread_exit);
   pthread_atfork(nullptr, nullptr, &atfork_child);
+  install_signal_handlers();
   g_state = s;
 
   bool compiler = false;
@@ -515,6 +551,9 @@ void finalize(int exit_status) {
     std::lock_guard<std::mutex> lock(s->mutex);
     locs = s->locations;
   }
+  // A hook that read the flags just before they changed still finishes its event: give such
+  // hooks a grace period (hooks take well under a microsecond), then wait for any still busy.
+  ::usleep(1000);
   for (Location* loc : locs) {
     if (loc == self) continue;
     for (int i = 0; i < 10000 && loc->busy && !loc->ended; ++i) ::usleep(1);

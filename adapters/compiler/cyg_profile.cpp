@@ -45,10 +45,15 @@ extern "C" {
 // Hot path: no locks, no allocation, no errno changes.
 PROF_API PROF_NO_INSTRUMENT void __cyg_profile_func_enter(void* fn, void*) {
   prof::Location* loc = prof::tls_location;
-  if (PROF_UNLIKELY(!loc || loc->busy || !loc->active || !prof::g_compiler_hooks_on))
-    return slow(fn, PROF_CALLER_CFA(), true);
+  if (PROF_UNLIKELY(!loc || loc->busy)) return slow(fn, PROF_CALLER_CFA(), true);
+  // busy first, then the flags: finalize clears the flags, then waits until no thread is busy.
   loc->busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (PROF_UNLIKELY(!loc->active || !prof::g_compiler_hooks_on)) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    loc->busy = false;
+    return slow(fn, PROF_CALLER_CFA(), true);
+  }
   prof::RegionId r = loc->cache.find(fn);
   if (PROF_UNLIKELY(r == prof::kNoRegion)) r = resolve(loc, fn);
   prof::enter(loc, r, PROF_CALLER_CFA());
@@ -59,10 +64,15 @@ PROF_API PROF_NO_INSTRUMENT void __cyg_profile_func_enter(void* fn, void*) {
 // Hot path: no locks, no allocation, no errno changes.
 PROF_API PROF_NO_INSTRUMENT void __cyg_profile_func_exit(void* fn, void*) {
   prof::Location* loc = prof::tls_location;
-  if (PROF_UNLIKELY(!loc || loc->busy || !loc->active || !prof::g_compiler_hooks_on))
-    return slow(fn, PROF_CALLER_CFA(), false);
+  if (PROF_UNLIKELY(!loc || loc->busy)) return slow(fn, PROF_CALLER_CFA(), false);
+  // busy first, then the flags: finalize clears the flags, then waits until no thread is busy.
   loc->busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (PROF_UNLIKELY(!loc->active || !prof::g_compiler_hooks_on)) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    loc->busy = false;
+    return slow(fn, PROF_CALLER_CFA(), false);
+  }
   prof::RegionId r = loc->cache.find(fn);
   if (PROF_UNLIKELY(r == prof::kNoRegion)) r = resolve(loc, fn);
   prof::leave(loc, r, PROF_CALLER_CFA());
