@@ -229,16 +229,8 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
     *error = "no OTF2 archive open";
     return false;
   }
-  for (auto& [id, loc] : m.locs) {
-    if (loc.writer) {
-      std::uint64_t counted = 0;
-      OTF2_EvtWriter_GetNumberOfEvents(loc.writer, &counted);
-      loc.events = counted;
-      OTF2_Archive_CloseEvtWriter(m.archive, loc.writer);
-      loc.writer = nullptr;
-      loc.closed = true;
-    }
-  }
+  for (auto& [id, loc] : m.locs)
+    if (loc.writer) close_location(id);
   OTF2_Archive_CloseEvtFiles(m.archive);
 
   // Local definitions: two ClockOffsets (offset 0) per location, so readers interpolate
