@@ -253,6 +253,10 @@ void flush_locked(State& s, Location* loc, Timestamp t) {
   if (!s.is_ready && s.deferred) {
     written = spill_locked(s, loc);
     if (written) loc->trace.clear(release_chunk);
+    // Ended threads' buffers go to their spill files too, and their memory back to the pool.
+    for (Location* other : s.locations)
+      if (other != loc && other->ended && !other->converted && other->trace.has_chunk() && spill_locked(s, other))
+        other->trace.release_all(give_back_chunk);
   } else {
     written = convert_locked(s, loc, false);
     // Threads that ended keep chunks nobody writes any more: hand them back too.
@@ -520,10 +524,15 @@ void defer_ready() {
   if (g_state) g_state->deferred = true;
 }
 
-bool ready() {
+bool ready(std::uint32_t rank) {
   State* s = g_state;
   if (!s) return false;
   std::lock_guard<std::mutex> lock(s->mutex);
+  if (!s->is_ready && rank != s->rank) {
+    // Location ids embed the rank; nothing was written under the old ids yet (only spilled).
+    s->rank = rank;
+    for (Location* loc : s->locations) loc->global_id = (static_cast<std::uint64_t>(loc->index) << 32) | rank;
+  }
   return ready_locked(*s);
 }
 

@@ -28,9 +28,11 @@ void end_location(Location* loc);
 Record* reserve_slow(Location* loc, Timestamp t, unsigned slots);
 
 /// Adapters that learn rank and shared directory later (MPI) call defer_ready() in their
-/// init and ready() once they know them; until then flushed chunks go to a spill file.
+/// init and ready(rank) once they know them; until then flushed chunks go to a spill file.
+/// ready() creates the experiment directory and the archive and fixes the location ids
+/// ((thread index << 32) | rank). Any thread; locks. Returns false when it cannot write.
 void defer_ready();
-bool ready();
+bool ready(std::uint32_t rank = 0);
 
 /// Next ThreadCreate sequence number (1, 2, ...). Any thread.
 std::uint64_t next_thread_seq();
