@@ -22,12 +22,16 @@ std::string self_executable() {
   return p.string();
 }
 
-void check_layout(const Layout& layout) {
+void check_layout(const Layout& layout, bool static_link) {
   for (const std::string& f : {layout.libprof(), layout.instrumented_header()}) {
     std::error_code ec;
     if (!fs::exists(f, ec))
       throw WrapError(f + " does not exist; build the 'prof' target (or install prof) next to this prof-wrap");
   }
+  std::error_code ec;
+  if (static_link && !fs::exists(layout.libprof_static(), ec))
+    throw WrapError(layout.libprof_static() +
+                    " does not exist; build the 'prof_static' target (or install prof) for -static links");
 }
 
 }  // namespace prof::wrap

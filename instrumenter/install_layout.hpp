@@ -14,6 +14,7 @@ struct Layout {
   std::string lib_dir() const { return prefix + "/lib"; }
   std::string include_dir() const { return prefix + "/include"; }
   std::string libprof() const { return lib_dir() + "/libprof.so"; }
+  std::string libprof_static() const { return lib_dir() + "/libprof.a"; }  ///< for -static links
   std::string instrumented_header() const { return include_dir() + "/prof/instrumented.h"; }
 };
 
@@ -23,7 +24,8 @@ Layout layout_for_executable(const std::string& exe_path);
 /// The running executable's real path (/proc/self/exe, symlinks resolved). Throws WrapError.
 std::string self_executable();
 
-/// Throws WrapError naming the first file of the layout that does not exist.
-void check_layout(const Layout& layout);
+/// Throws WrapError naming the first file of the layout that does not exist (libprof.a too
+/// for a -static link).
+void check_layout(const Layout& layout, bool static_link = false);
 
 }  // namespace prof::wrap

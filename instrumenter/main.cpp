@@ -144,14 +144,14 @@ int wrap(const std::vector<std::string>& args) {
   const Plan plan = classify(cl.compiler_argv);
 
   Layout layout = layout_for_executable(self_executable());
-  if (plan.compiles || plan.links) check_layout(layout);
+  if (plan.compiles || plan.links) check_layout(layout, plan.links_executable() && plan.static_link);
 
   // The compiler we run must not be wrapped again (mpicc calling a prof-gcc, a CC=prof-gcc make).
   ::setenv("PROF_WRAPPER", "off", 1);
 
   WorkDir dir;
   WorkFiles files;
-  const bool adapter_list = plan.links_executable() && !plan.static_link;
+  const bool adapter_list = plan.links_executable();
   if (adapter_list) {
     if (opt.dry_run) {
       dir.path.clear();

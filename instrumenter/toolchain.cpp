@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "prof_wrap_static_deps.hpp"  // generated: PROF_STATIC_LINK_DEPS
+
 namespace prof::wrap {
 
 namespace {
@@ -37,6 +39,17 @@ const AdapterEntry kAdapters[] = {
     {"user", nullptr, always},
     {"pthread", nullptr, always},
 };
+
+// -static links: every symbol libprof.a wraps, one list shared with the wrappers' sources.
+const std::vector<std::string> kStaticWraps = {
+#define PROF_WRAP_SYMBOL(file, symbol) #symbol,
+#include "adapters/static_wraps.def"
+#undef PROF_WRAP_SYMBOL
+};
+
+// -static links: libprof.a's own libraries (pkg-config --static --libs otf2 libdw when prof was
+// configured, then the C++ runtime), so prof-wrap needs no pkg-config.
+const std::vector<std::string> kStaticLinkDeps = {PROF_STATIC_LINK_DEPS};
 
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -80,6 +93,10 @@ std::string supported_compilers() {
   return s;
 }
 
+const std::vector<std::string>& static_wrapped_symbols() { return kStaticWraps; }
+
+const std::vector<std::string>& static_link_libraries() { return kStaticLinkDeps; }
+
 std::vector<const AdapterEntry*> linked_adapters(const Plan& plan, const Toolchain& tc, const Options& options) {
   std::vector<const AdapterEntry*> list;
   for (const auto& a : kAdapters)
@@ -108,7 +125,8 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
   if (!tc)
     throw WrapError("compiler '" + plan.argv[0] + "' is not supported; use one of " + supported_compilers() +
                     " (or set PROF_WRAPPER=off to run it unwrapped)");
-  if (plan.links && plan.static_link) throw WrapError("-static links are not supported yet; link dynamically");
+  if (plan.links && plan.static_link && plan.shared)
+    throw WrapError("-static with -shared is not supported; link the shared library without -static");
 
   // Added before the user's arguments, so that the user's own options win (-fno-instrument-functions, -g0).
   std::vector<std::string> pre;
@@ -123,6 +141,21 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
     pre.push_back("-I" + layout.include_dir());
   }
 
+  // A -static executable: all of libprof.a, and before the user's objects. Its static
+  // initialisers (the configuration tables) then run first, as libprof.so's do in a dynamic
+  // link, before any instrumented constructor of the program can start the measurement.
+  // All of it, so that every __wrap_ function is there for the references that ld --wrap
+  // renames in archives read later (libstdc++.a's pthread_create, __cxa_begin_catch).
+  const bool static_executable = plan.links_executable() && plan.static_link;
+  if (static_executable) {
+    const std::string& wl = tc->linker_prefix;
+    pre.push_back(wl + "--whole-archive");
+    for (const auto* a : linked_adapters(plan, *tc, options))
+      if (a->library) pre.push_back(layout.lib_dir() + "/lib" + a->library + ".a");
+    pre.push_back(layout.libprof_static());
+    pre.push_back(wl + "--no-whole-archive");
+  }
+
   std::vector<std::vector<std::string>> commands;
   std::vector<std::string> post;
   if (plan.links && !plan.relocatable) {
@@ -135,19 +168,28 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
       commands.push_back(std::move(cc));
       // A user's "-x c" would otherwise make the compiler read the object as C source.
       if (!plan.trailing_language.empty() && plan.trailing_language != "none") append(post, {"-x", "none"});
-      post.push_back(files.adapter_object);
+      if (!plan.static_link) post.push_back(files.adapter_object);
     }
     const std::string& wl = tc->linker_prefix;
-    post.push_back("-L" + layout.lib_dir());
-    post.push_back(wl + "-rpath," + layout.lib_dir());
-    // push-state/pop-state: libprof is always recorded as needed (nothing calls it directly; it
-    // interposes), and the user's own --as-needed setting is left as it was for what follows.
-    post.push_back(wl + "--push-state,--no-as-needed");
-    for (const auto* a : adapters)
-      if (a->library) post.push_back(std::string("-l") + a->library);
-    post.push_back("-lprof");
-    post.push_back(wl + "--pop-state");
-    append(post, {"-lpthread", "-ldl"});
+    if (static_executable) {
+      // ld --wrap for the interposed functions, libprof's own libraries, and the adapter list
+      // last: constructors run in link order, and its prof_init is to run after the static
+      // initialisers of the C++ runtime too, as in a dynamic link.
+      for (const auto& sym : kStaticWraps) post.push_back(wl + "--wrap=" + sym);
+      append(post, kStaticLinkDeps);
+      post.push_back(files.adapter_object);
+    } else {
+      post.push_back("-L" + layout.lib_dir());
+      post.push_back(wl + "-rpath," + layout.lib_dir());
+      // push-state/pop-state: libprof is always recorded as needed (nothing calls it directly; it
+      // interposes), and the user's own --as-needed setting is left as it was for what follows.
+      post.push_back(wl + "--push-state,--no-as-needed");
+      for (const auto* a : adapters)
+        if (a->library) post.push_back(std::string("-l") + a->library);
+      post.push_back("-lprof");
+      post.push_back(wl + "--pop-state");
+      append(post, {"-lpthread", "-ldl"});
+    }
   }
 
   std::vector<std::string> main_cmd{plan.argv[0]};

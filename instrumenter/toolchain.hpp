@@ -30,6 +30,14 @@ const Toolchain* find_toolchain(const std::string& compiler);
 /// "gcc, g++, cc, c++, clang, clang++": for messages.
 std::string supported_compilers();
 
+/// The functions libprof.a interposes in a -static link, each passed as -Wl,--wrap=<symbol>
+/// (adapters/static_wraps.def, the list the wrappers themselves are checked against).
+const std::vector<std::string>& static_wrapped_symbols();
+
+/// libprof.a's own libraries for a -static link ("-lopen-trace-format2", "-ldw", ...): from
+/// pkg-config --static when prof was configured, then the C++ runtime.
+const std::vector<std::string>& static_link_libraries();
+
 /// One adapter a program can be linked with: one row of kAdapters in toolchain.cpp.
 /// Its descriptor in the runtime is `prof_adapter_<name>`.
 struct AdapterEntry {
@@ -52,8 +60,8 @@ struct WorkFiles {
 
 /// The commands to run for `plan`, in order; the last is the user's command with prof-wrap's
 /// additions. An executable link is preceded by the compile of the adapter list (which main
-/// writes to files.adapter_source first). Throws WrapError for an unsupported compiler or a
-/// -static link.
+/// writes to files.adapter_source first); a -static one links libprof.a with ld --wrap instead
+/// of libprof.so. Throws WrapError for an unsupported compiler or -static with -shared.
 std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Layout& layout, const Options& options,
                                                      const WorkFiles& files = {});
 

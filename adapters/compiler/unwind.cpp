@@ -2,50 +2,83 @@
 // Interposers that tell the shadow stack about frames left without exit hooks: longjmp (no
 // hooks at all) and a caught exception (clang calls no exit hook while unwinding; GCC does,
 // so for GCC this finds nothing to repair).
+// Compiled a second time with -DPROF_STATIC_WRAP for libprof.a: there the functions are
+// __wrap_<name> and call __real_<name> (ld --wrap, passed by prof-wrap for -static links).
+#ifndef PROF_STATIC_WRAP
 #include <dlfcn.h>
+#endif
+
+#include <type_traits>
 
 #include "measurement/events.hpp"
 
 struct __jmp_buf_tag;
 
 namespace {
+#ifndef PROF_STATIC_WRAP
 template <class F>
 F next(const char* name) {
   return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
 }
+#endif
 
 PROF_NO_INSTRUMENT inline void note_longjmp() {
   if (prof::Location* loc = prof::tls_location) loc->unwind_check = true;
 }
 }  // namespace
 
+// The wrapper layer: each function below is written once. PROF_WRAPPER_NAME(f) is f itself
+// (dynamic) or __wrap_f (static); PROF_REAL(f, type) is the real f, through dlsym(RTLD_NEXT)
+// (dynamic) or __real_f (static, which must be listed in static_wraps.def).
+#ifdef PROF_STATIC_WRAP
+namespace prof_static_wraps {
+#define PROF_WRAP_SYMBOL(file, sym) listed_##sym,
+enum Listed {
+#include "adapters/static_wraps.def"
+};
+#undef PROF_WRAP_SYMBOL
+}  // namespace prof_static_wraps
+extern "C" {
+[[noreturn]] void __real_longjmp(__jmp_buf_tag*, int);
+[[noreturn]] void __real__longjmp(__jmp_buf_tag*, int);
+[[noreturn]] void __real_siglongjmp(__jmp_buf_tag*, int);
+[[noreturn]] void __real___longjmp_chk(__jmp_buf_tag*, int);
+void* __real___cxa_begin_catch(void*) noexcept;
+}
+#define PROF_WRAPPER_NAME(name) __wrap_##name
+#define PROF_REAL(name, type) (static_cast<void>(prof_static_wraps::listed_##name), type{&__real_##name})
+#else
+#define PROF_WRAPPER_NAME(name) name
+#define PROF_REAL(name, type) next<type>(#name)
+#endif
+
 extern "C" {
 
 using longjmp_fn = void (*)(__jmp_buf_tag*, int);
 
-PROF_API PROF_NO_INSTRUMENT [[noreturn]] void longjmp(__jmp_buf_tag* env, int val) {
-  static longjmp_fn real = next<longjmp_fn>("longjmp");
+PROF_API PROF_NO_INSTRUMENT [[noreturn]] void PROF_WRAPPER_NAME(longjmp)(__jmp_buf_tag* env, int val) {
+  static longjmp_fn real = PROF_REAL(longjmp, longjmp_fn);
   note_longjmp();
   real(env, val);
   __builtin_unreachable();
 }
 
-PROF_API PROF_NO_INSTRUMENT [[noreturn]] void _longjmp(__jmp_buf_tag* env, int val) {
-  static longjmp_fn real = next<longjmp_fn>("_longjmp");
+PROF_API PROF_NO_INSTRUMENT [[noreturn]] void PROF_WRAPPER_NAME(_longjmp)(__jmp_buf_tag* env, int val) {
+  static longjmp_fn real = PROF_REAL(_longjmp, longjmp_fn);
   note_longjmp();
   real(env, val);
   __builtin_unreachable();
 }
 
-PROF_API PROF_NO_INSTRUMENT [[noreturn]] void siglongjmp(__jmp_buf_tag* env, int val) {
-  static longjmp_fn real = next<longjmp_fn>("siglongjmp");
+PROF_API PROF_NO_INSTRUMENT [[noreturn]] void PROF_WRAPPER_NAME(siglongjmp)(__jmp_buf_tag* env, int val) {
+  static longjmp_fn real = PROF_REAL(siglongjmp, longjmp_fn);
   note_longjmp();
   real(env, val);
   __builtin_unreachable();
 }
 
-PROF_API PROF_NO_INSTRUMENT [[noreturn]] void __longjmp_chk(__jmp_buf_tag* env, int val) {
-  static longjmp_fn real = next<longjmp_fn>("__longjmp_chk");
+PROF_API PROF_NO_INSTRUMENT [[noreturn]] void PROF_WRAPPER_NAME(__longjmp_chk)(__jmp_buf_tag* env, int val) {
+  static longjmp_fn real = PROF_REAL(__longjmp_chk, longjmp_fn);
   note_longjmp();
   real(env, val);
   __builtin_unreachable();
@@ -54,8 +87,8 @@ PROF_API PROF_NO_INSTRUMENT [[noreturn]] void __longjmp_chk(__jmp_buf_tag* env, 
 using begin_catch_fn = void* (*)(void*);
 
 // Called by the handler that catches: frames deeper than the handler's are gone.
-PROF_API PROF_NO_INSTRUMENT void* __cxa_begin_catch(void* exc) noexcept {
-  static begin_catch_fn real = next<begin_catch_fn>("__cxa_begin_catch");
+PROF_API PROF_NO_INSTRUMENT void* PROF_WRAPPER_NAME(__cxa_begin_catch)(void* exc) noexcept {
+  static begin_catch_fn real = PROF_REAL(__cxa_begin_catch, begin_catch_fn);
   prof::Location* loc = prof::tls_location;
   if (loc && !loc->busy && loc->active && loc->depth) {
     loc->busy = true;
@@ -66,3 +99,12 @@ PROF_API PROF_NO_INSTRUMENT void* __cxa_begin_catch(void* exc) noexcept {
 }
 
 }  // extern "C"
+
+#ifdef PROF_STATIC_WRAP
+// Every unwind line of static_wraps.def has its wrapper above.
+#define PROF_WRAP_SYMBOL(file, sym) PROF_WRAP_SYMBOL_##file(sym)
+#define PROF_WRAP_SYMBOL_pthread(sym)
+#define PROF_WRAP_SYMBOL_unwind(sym) \
+  static_assert(std::is_function_v<decltype(__wrap_##sym)>, "static_wraps.def lists " #sym " without a wrapper");
+#include "adapters/static_wraps.def"
+#endif

@@ -5,7 +5,12 @@
 // Events follow OTF2's create/wait model on one thread contingent (comm 0): ThreadCreate on the
 // parent, ThreadBegin/ThreadEnd on the child, ThreadWait on the joiner. With PROF_PTHREAD_ENABLE
 // containing mutex/cond, lock operations become regions with ThreadAcquireLock/ReleaseLock.
+// Compiled a second time with -DPROF_STATIC_WRAP for libprof.a: there the functions are
+// __wrap_pthread_* and call __real_pthread_* (ld --wrap, which prof-wrap passes for -static
+// links, applies to every object of a static link, libstdc++.a's std::thread included).
+#ifndef PROF_STATIC_WRAP
 #include <dlfcn.h>
+#endif
 #include <pthread.h>
 #include <unistd.h>
 
@@ -13,6 +18,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 #include "adapters/adapter.hpp"
@@ -26,6 +32,7 @@ using prof::Location;
 using prof::RecordType;
 using prof::RegionId;
 
+#ifndef PROF_STATIC_WRAP
 // Function pointers to the real implementations, resolved on first use without any lock or
 // guarded static (a guard could itself lock a mutex and recurse into us).
 template <class F>
@@ -37,6 +44,7 @@ F real(F& slot, const char* name) {
   }
   return f;
 }
+#endif
 
 using create_fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 using join_fn = int (*)(pthread_t, void**);
@@ -48,6 +56,7 @@ using cond_fn = int (*)(pthread_cond_t*);
 using cond_wait_fn = int (*)(pthread_cond_t*, pthread_mutex_t*);
 using cond_timedwait_fn = int (*)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
 
+#ifndef PROF_STATIC_WRAP
 create_fn r_create;
 join_fn r_join;
 exit_fn r_exit;
@@ -57,6 +66,7 @@ timedlock_fn r_timedlock;
 cond_fn r_signal, r_broadcast;
 cond_wait_fn r_wait;
 cond_timedwait_fn r_timedwait;
+#endif
 
 bool g_create_on = false;
 bool g_mutex_on = false;
@@ -181,12 +191,35 @@ int adapter_init() {
 
 }  // namespace
 
+// The wrapper layer: each function below is written once. PROF_WRAPPER_NAME(f) is f itself
+// (dynamic) or __wrap_f (static); PROF_REAL(f, slot) is the real f, through dlsym(RTLD_NEXT)
+// cached in `slot` (dynamic) or __real_f (static, which must be listed in static_wraps.def).
+#ifdef PROF_STATIC_WRAP
+namespace prof_static_wraps {
+#define PROF_WRAP_SYMBOL(file, sym) listed_##sym,
+enum Listed {
+#include "adapters/static_wraps.def"
+};
+#undef PROF_WRAP_SYMBOL
+}  // namespace prof_static_wraps
+#define PROF_WRAP_SYMBOL(file, sym) PROF_WRAP_SYMBOL_##file(sym)
+#define PROF_WRAP_SYMBOL_pthread(sym) extern "C" decltype(sym) __real_##sym;
+#define PROF_WRAP_SYMBOL_unwind(sym)
+#include "adapters/static_wraps.def"
+#undef PROF_WRAP_SYMBOL_pthread
+#define PROF_WRAPPER_NAME(name) __wrap_##name
+#define PROF_REAL(name, slot) (static_cast<void>(prof_static_wraps::listed_##name), &__real_##name)
+#else
+#define PROF_WRAPPER_NAME(name) name
+#define PROF_REAL(name, slot) real(slot, #name)
+#endif
+
 extern "C" {
 
 PROF_API extern const prof_adapter prof_adapter_pthread = {"pthread", &adapter_init, nullptr, nullptr, nullptr};
 
-PROF_API PROF_NO_INSTRUMENT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
-  create_fn rc = real(r_create, "pthread_create");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_create)(pthread_t* thread, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
+  create_fn rc = PROF_REAL(pthread_create, r_create);
   if (!g_create_on || !prof::adapters::is_linked("pthread")) return rc(thread, attr, fn, arg);
   prof::InProf in;
   if (!in.loc) return rc(thread, attr, fn, arg);
@@ -209,8 +242,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_create(pthread_t* thread, const pthread_
   return r;
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_join(pthread_t thread, void** ret) {
-  join_fn rj = real(r_join, "pthread_join");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_join)(pthread_t thread, void** ret) {
+  join_fn rj = PROF_REAL(pthread_join, r_join);
   if (!g_create_on) return rj(thread, ret);
   prof::InProf in;
   if (!in.loc) return rj(thread, ret);
@@ -232,8 +265,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_join(pthread_t thread, void** ret) {
   return r;
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_detach(pthread_t thread) {
-  one_fn rd = real(r_detach, "pthread_detach");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_detach)(pthread_t thread) {
+  one_fn rd = PROF_REAL(pthread_detach, r_detach);
   if (g_create_on && g_seq_mutex) {
     std::lock_guard<std::mutex> lock(*g_seq_mutex);
     g_seq->erase(thread);  // a detached thread is never waited for
@@ -241,8 +274,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_detach(pthread_t thread) {
   return rd(thread);
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_cancel(pthread_t thread) {
-  one_fn rc = real(r_cancel, "pthread_cancel");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_cancel)(pthread_t thread) {
+  one_fn rc = PROF_REAL(pthread_cancel, r_cancel);
   if (!g_create_on) return rc(thread);
   prof::InProf in;
   if (!in.loc) return rc(thread);
@@ -254,8 +287,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_cancel(pthread_t thread) {
 
 // The thread ends here without returning through its frames: close them now, with the right
 // time; the key destructor then writes ThreadEnd.
-PROF_API PROF_NO_INSTRUMENT [[noreturn]] void pthread_exit(void* ret) {
-  exit_fn re = real(r_exit, "pthread_exit");
+PROF_API PROF_NO_INSTRUMENT [[noreturn]] void PROF_WRAPPER_NAME(pthread_exit)(void* ret) {
+  exit_fn re = PROF_REAL(pthread_exit, r_exit);
   if (Location* loc = prof::tls_location) {
     if (!loc->busy && loc->active) {
       loc->busy = true;
@@ -267,8 +300,8 @@ PROF_API PROF_NO_INSTRUMENT [[noreturn]] void pthread_exit(void* ret) {
   __builtin_unreachable();
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_mutex_lock(pthread_mutex_t* m) {
-  mutex_fn rl = real(r_lock, "pthread_mutex_lock");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_mutex_lock)(pthread_mutex_t* m) {
+  mutex_fn rl = PROF_REAL(pthread_mutex_lock, r_lock);
   if (!g_mutex_on) return rl(m);
   prof::InProf in(false);
   if (!in.loc) return rl(m);
@@ -279,8 +312,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_mutex_lock(pthread_mutex_t* m) {
   return r;
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_mutex_trylock(pthread_mutex_t* m) {
-  mutex_fn rt = real(r_trylock, "pthread_mutex_trylock");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_mutex_trylock)(pthread_mutex_t* m) {
+  mutex_fn rt = PROF_REAL(pthread_mutex_trylock, r_trylock);
   if (!g_mutex_on) return rt(m);
   prof::InProf in(false);
   if (!in.loc) return rt(m);
@@ -291,8 +324,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_mutex_trylock(pthread_mutex_t* m) {
   return r;
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_mutex_timedlock(pthread_mutex_t* m, const struct timespec* abstime) {
-  timedlock_fn rt = real(r_timedlock, "pthread_mutex_timedlock");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_mutex_timedlock)(pthread_mutex_t* m, const struct timespec* abstime) {
+  timedlock_fn rt = PROF_REAL(pthread_mutex_timedlock, r_timedlock);
   if (!g_mutex_on) return rt(m, abstime);
   prof::InProf in(false);
   if (!in.loc) return rt(m, abstime);
@@ -303,8 +336,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_mutex_timedlock(pthread_mutex_t* m, cons
   return r;
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_mutex_unlock(pthread_mutex_t* m) {
-  mutex_fn ru = real(r_unlock, "pthread_mutex_unlock");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_mutex_unlock)(pthread_mutex_t* m) {
+  mutex_fn ru = PROF_REAL(pthread_mutex_unlock, r_unlock);
   if (!g_mutex_on) return ru(m);
   prof::InProf in(false);
   if (!in.loc) return ru(m);
@@ -315,8 +348,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_mutex_unlock(pthread_mutex_t* m) {
   return r;
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
-  cond_wait_fn rw = real(r_wait, "pthread_cond_wait");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_cond_wait)(pthread_cond_t* c, pthread_mutex_t* m) {
+  cond_wait_fn rw = PROF_REAL(pthread_cond_wait, r_wait);
   if (!g_cond_on) return rw(c, m);
   prof::InProf in(false);
   if (!in.loc) return rw(c, m);
@@ -328,8 +361,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_cond_wait(pthread_cond_t* c, pthread_mut
   return r;
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const struct timespec* t) {
-  cond_timedwait_fn rw = real(r_timedwait, "pthread_cond_timedwait");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_cond_timedwait)(pthread_cond_t* c, pthread_mutex_t* m, const struct timespec* t) {
+  cond_timedwait_fn rw = PROF_REAL(pthread_cond_timedwait, r_timedwait);
   if (!g_cond_on) return rw(c, m, t);
   prof::InProf in(false);
   if (!in.loc) return rw(c, m, t);
@@ -341,8 +374,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_cond_timedwait(pthread_cond_t* c, pthrea
   return r;
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_cond_signal(pthread_cond_t* c) {
-  cond_fn rs = real(r_signal, "pthread_cond_signal");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_cond_signal)(pthread_cond_t* c) {
+  cond_fn rs = PROF_REAL(pthread_cond_signal, r_signal);
   if (!g_cond_on) return rs(c);
   prof::InProf in(false);
   if (!in.loc) return rs(c);
@@ -352,8 +385,8 @@ PROF_API PROF_NO_INSTRUMENT int pthread_cond_signal(pthread_cond_t* c) {
   return r;
 }
 
-PROF_API PROF_NO_INSTRUMENT int pthread_cond_broadcast(pthread_cond_t* c) {
-  cond_fn rb = real(r_broadcast, "pthread_cond_broadcast");
+PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_cond_broadcast)(pthread_cond_t* c) {
+  cond_fn rb = PROF_REAL(pthread_cond_broadcast, r_broadcast);
   if (!g_cond_on) return rb(c);
   prof::InProf in(false);
   if (!in.loc) return rb(c);
@@ -364,3 +397,10 @@ PROF_API PROF_NO_INSTRUMENT int pthread_cond_broadcast(pthread_cond_t* c) {
 }
 
 }  // extern "C"
+
+#ifdef PROF_STATIC_WRAP
+// Every pthread line of static_wraps.def has its wrapper above.
+#define PROF_WRAP_SYMBOL_pthread(sym) \
+  static_assert(std::is_function_v<decltype(__wrap_##sym)>, "static_wraps.def lists " #sym " without a wrapper");
+#include "adapters/static_wraps.def"
+#endif

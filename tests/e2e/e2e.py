@@ -49,6 +49,8 @@ def main():
     ap.add_argument("--trace-line", action="append", default=[], help="regex that some otf2-print line must match")
     ap.add_argument("--no-file", action="append", default=[], help="glob (in the work dir) that must match nothing")
     ap.add_argument("--events", action="append", default=[], help="TYPE=N or TYPE>N: number of OTF2 events of a type")
+    ap.add_argument("--static-binary", action="store_true",
+                    help="the built program is statically linked: no NEEDED entries, no dynamic section (but static-pie's)")
     ap.add_argument("--rss-total-memory", type=int, default=0,
                     help="PROF_TOTAL_MEMORY in bytes: assert peak RSS <= RSS without tracing + 1.1 x this")
     a = ap.parse_args()
@@ -72,6 +74,17 @@ def main():
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         fail("build failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
+    if a.static_binary:
+        if r.stderr:
+            print("--- link warnings\n" + r.stderr[-3000:])
+        f = subprocess.run(["file", "-b", exe], capture_output=True, text=True).stdout.strip()
+        d = subprocess.run(["readelf", "-d", exe], capture_output=True, text=True)
+        print("file: " + f)
+        if "statically linked" not in f and "static-pie linked" not in f:
+            fail("the program is not statically linked: " + f)
+        no_dynamic = "There is no dynamic section" in d.stdout + d.stderr
+        if "NEEDED" in d.stdout or ("statically linked" in f and not no_dynamic):  # static-pie keeps one, for itself
+            fail("the program has a dynamic section:\n" + d.stdout[-2000:] + d.stderr[-500:])
 
     exp = os.path.join(work, "exp")
     env = dict(os.environ)

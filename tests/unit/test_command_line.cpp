@@ -322,11 +322,86 @@ TEST_CASE("link commands", "[prof-wrap]") {
     const Argv argv{"gcc", "-r", "a.o", "b.o", "-o", "ab.o"};
     CHECK(build_commands(classify(argv), kLayout, defaults, files) == std::vector<Argv>{argv});
   }
-  SECTION("-static links are refused") {
-    CHECK_THROWS_WITH(build_commands(classify({"gcc", "-static", "a.o"}), kLayout, defaults, files),
-                      "-static links are not supported yet; link dynamically");
-    // ... but -static on a compile-only step is harmless.
-    CHECK_NOTHROW(build_commands(classify({"gcc", "-static", "-c", "a.c"}), kLayout, defaults, files));
+  SECTION("-static: all of libprof.a first, --wrap for every wrapper, libprof's libraries, the adapter list last") {
+    const Argv argv{"gcc", "-static", "a.o", "-o", "app", "-lm"};
+    const auto cmds = build_commands(classify(argv), kLayout, defaults, files);
+    REQUIRE(cmds.size() == 2);
+    CHECK(cmds[0] == Argv{"gcc", "-x", "c", "-c", "-fno-instrument-functions", "-fPIC", "/tmp/w/prof_adapters.c",
+                          "-o", "/tmp/w/prof_adapters.o"});
+    Argv expected{"gcc", "-Wl,--whole-archive", "/opt/prof/lib/libprof.a", "-Wl,--no-whole-archive"};
+    expected.insert(expected.end(), argv.begin() + 1, argv.end());
+    for (const std::string& sym : static_wrapped_symbols()) expected.push_back("-Wl,--wrap=" + sym);
+    expected.insert(expected.end(), static_link_libraries().begin(), static_link_libraries().end());
+    expected.push_back("/tmp/w/prof_adapters.o");
+    CHECK(cmds[1] == expected);
+    // Nothing of the dynamic link.
+    CHECK_FALSE(contains(cmds[1], "-lprof"));
+    CHECK_FALSE(contains(cmds[1], "-Wl,-rpath,/opt/prof/lib"));
+  }
+  SECTION("-static: the wrapped functions, as in adapters/static_wraps.def") {
+    const Argv wraps = static_wrapped_symbols();
+    for (const char* sym : {"pthread_create", "pthread_join", "pthread_exit", "pthread_detach", "pthread_cancel",
+                            "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
+                            "pthread_mutex_unlock", "pthread_cond_wait", "pthread_cond_timedwait",
+                            "pthread_cond_signal", "pthread_cond_broadcast", "longjmp", "_longjmp", "siglongjmp",
+                            "__longjmp_chk", "__cxa_begin_catch"}) {
+      INFO(sym);
+      CHECK(contains(wraps, sym));
+    }
+    CHECK(wraps.size() == 18);
+  }
+  SECTION("-static: libprof's own libraries, the C++ runtime after OTF2 and libdw") {
+    const Argv& deps = static_link_libraries();
+    for (const char* lib : {"-lopen-trace-format2", "-ldw", "-lelf", "-lz", "-lstdc++", "-lm", "-lpthread", "-ldl"}) {
+      INFO(lib);
+      CHECK(contains(deps, lib));
+    }
+    CHECK(index_of(deps, "-lopen-trace-format2") < index_of(deps, "-ldw"));
+    CHECK(index_of(deps, "-ldw") < index_of(deps, "-lelf"));
+    CHECK(index_of(deps, "-lelf") < index_of(deps, "-lz"));
+    CHECK(index_of(deps, "-ldw") < index_of(deps, "-lstdc++"));
+    for (const auto& d : deps) CHECK(std::count(deps.begin(), deps.end(), d) == 1);
+  }
+  SECTION("-static compile and link in one call, g++ and clang++") {
+    for (const char* cxx : {"g++", "clang++"}) {
+      INFO(cxx);
+      const auto cmds = build_commands(classify({cxx, "-O2", "-static", "-pthread", "main.cpp", "-o", "app"}), kLayout,
+                                       defaults, files);
+      REQUIRE(cmds.size() == 2);
+      const Argv& cmd = cmds[1];
+      CHECK(contains(cmd, "-finstrument-functions"));
+      CHECK(contains_run(cmd, {"-Wl,--whole-archive", "/opt/prof/lib/libprof.a", "-Wl,--no-whole-archive", "-O2",
+                               "-static", "-pthread", "main.cpp"}));
+      CHECK(contains(cmd, "-Wl,--wrap=pthread_create"));
+      CHECK(contains(cmd, "-Wl,--wrap=__cxa_begin_catch"));
+      CHECK(cmd.back() == "/tmp/w/prof_adapters.o");
+    }
+  }
+  SECTION("-static-pie is a static link too") {
+    const auto cmd = build_commands(classify({"gcc", "-static-pie", "a.o"}), kLayout, defaults, files).back();
+    CHECK(contains(cmd, "/opt/prof/lib/libprof.a"));
+    CHECK(contains(cmd, "-Wl,--wrap=pthread_create"));
+  }
+  SECTION("-static after a user's -x c: the adapter object is not read as source") {
+    const auto cmds = build_commands(classify({"gcc", "-static", "-x", "c", "in.txt", "-o", "app"}), kLayout, defaults,
+                                     files);
+    const Argv& cmd = cmds.back();
+    CHECK(index_of(cmd, "/opt/prof/lib/libprof.a") < index_of(cmd, "-x"));  // before the user's -x c
+    CHECK(contains_run(cmd, {"in.txt", "-o", "app", "-x", "none", "-Wl,--wrap=pthread_create"}));
+    CHECK(cmd.back() == "/tmp/w/prof_adapters.o");
+  }
+  SECTION("-static with -shared is refused; -static on a compile-only step or -r is harmless") {
+    CHECK_THROWS_WITH(build_commands(classify({"gcc", "-static", "-shared", "a.o", "-o", "liba.so"}), kLayout,
+                                     defaults, files),
+                      "-static with -shared is not supported; link the shared library without -static");
+    CHECK_THROWS_AS(build_commands(classify({"gcc", "-shared", "-static", "a.o"}), kLayout, defaults, files),
+                    WrapError);
+    const Argv compile{"gcc", "-static", "-c", "a.c"};
+    const auto cmds = build_commands(classify(compile), kLayout, defaults, files);
+    REQUIRE(cmds.size() == 1);
+    CHECK_FALSE(contains(cmds[0], "/opt/prof/lib/libprof.a"));
+    const Argv relocatable{"gcc", "-static", "-r", "a.o", "b.o", "-o", "ab.o"};
+    CHECK(build_commands(classify(relocatable), kLayout, defaults, files) == std::vector<Argv>{relocatable});
   }
   SECTION("unsupported compiler") {
     CHECK_THROWS_WITH(build_commands(classify({"icc", "-c", "a.c"}), kLayout, defaults),
@@ -368,6 +443,7 @@ TEST_CASE("install layout and shell quoting", "[prof-wrap]") {
   CHECK(layout_for_executable("/opt/prof/bin/prof-wrap").prefix == "/opt/prof");
   CHECK(layout_for_executable("/b/./bin/prof-wrap").libprof() == "/b/lib/libprof.so");
   CHECK(layout_for_executable("/b/bin/prof-wrap").instrumented_header() == "/b/include/prof/instrumented.h");
+  CHECK(layout_for_executable("/b/bin/prof-wrap").libprof_static() == "/b/lib/libprof.a");
   CHECK_THROWS_AS(check_layout(Layout{"/nonexistent/prof"}), WrapError);
   CHECK_THROWS_WITH(check_layout(Layout{"/nonexistent/prof"}), Catch::Contains("/nonexistent/prof/lib/libprof.so"));
 
