@@ -10,6 +10,7 @@
 
 #include <type_traits>
 
+#include "adapters/wrap.hpp"
 #include "measurement/events.hpp"
 
 struct __jmp_buf_tag;
@@ -27,17 +28,8 @@ PROF_NO_INSTRUMENT inline void note_longjmp() {
 }
 }  // namespace
 
-// The wrapper layer: each function below is written once. PROF_WRAPPER_NAME(f) is f itself
-// (dynamic) or __wrap_f (static); PROF_REAL(f, type) is the real f, through dlsym(RTLD_NEXT)
-// (dynamic) or __real_f (static, which must be listed in static_wraps.def).
+// Each wrapper below is written once (adapters/wrap.hpp); PROF_REAL(f, type) is the real f.
 #ifdef PROF_STATIC_WRAP
-namespace prof_static_wraps {
-#define PROF_WRAP_SYMBOL(file, sym) listed_##sym,
-enum Listed {
-#include "adapters/static_wraps.def"
-};
-#undef PROF_WRAP_SYMBOL
-}  // namespace prof_static_wraps
 extern "C" {
 [[noreturn]] void __real_longjmp(__jmp_buf_tag*, int);
 [[noreturn]] void __real__longjmp(__jmp_buf_tag*, int);
@@ -45,10 +37,8 @@ extern "C" {
 [[noreturn]] void __real___longjmp_chk(__jmp_buf_tag*, int);
 void* __real___cxa_begin_catch(void*) noexcept;
 }
-#define PROF_WRAPPER_NAME(name) __wrap_##name
-#define PROF_REAL(name, type) (static_cast<void>(prof_static_wraps::listed_##name), type{&__real_##name})
+#define PROF_REAL(name, type) (PROF_STATIC_LISTED(name), type{&__real_##name})
 #else
-#define PROF_WRAPPER_NAME(name) name
 #define PROF_REAL(name, type) next<type>(#name)
 #endif
 

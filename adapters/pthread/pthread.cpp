@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "adapters/adapter.hpp"
+#include "adapters/wrap.hpp"
 #include "measurement/config/config.hpp"
 #include "measurement/events.hpp"
 #include "measurement/runtime.hpp"
@@ -191,26 +192,16 @@ int adapter_init() {
 
 }  // namespace
 
-// The wrapper layer: each function below is written once. PROF_WRAPPER_NAME(f) is f itself
-// (dynamic) or __wrap_f (static); PROF_REAL(f, slot) is the real f, through dlsym(RTLD_NEXT)
-// cached in `slot` (dynamic) or __real_f (static, which must be listed in static_wraps.def).
+// Each wrapper below is written once (adapters/wrap.hpp); PROF_REAL(f, slot) is the real f,
+// through dlsym(RTLD_NEXT) cached in `slot` (dynamic) or __real_f (static).
 #ifdef PROF_STATIC_WRAP
-namespace prof_static_wraps {
-#define PROF_WRAP_SYMBOL(file, sym) listed_##sym,
-enum Listed {
-#include "adapters/static_wraps.def"
-};
-#undef PROF_WRAP_SYMBOL
-}  // namespace prof_static_wraps
 #define PROF_WRAP_SYMBOL(file, sym) PROF_WRAP_SYMBOL_##file(sym)
 #define PROF_WRAP_SYMBOL_pthread(sym) extern "C" decltype(sym) __real_##sym;
 #define PROF_WRAP_SYMBOL_unwind(sym)
 #include "adapters/static_wraps.def"
 #undef PROF_WRAP_SYMBOL_pthread
-#define PROF_WRAPPER_NAME(name) __wrap_##name
-#define PROF_REAL(name, slot) (static_cast<void>(prof_static_wraps::listed_##name), &__real_##name)
+#define PROF_REAL(name, slot) (PROF_STATIC_LISTED(name), &__real_##name)
 #else
-#define PROF_WRAPPER_NAME(name) name
 #define PROF_REAL(name, slot) real(slot, #name)
 #endif
 

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The wrapper layer shared by the interposers (pthread.cpp, unwind.cpp). In libprof.so a wrapper
+// carries the function's own name and finds the real one with dlsym(RTLD_NEXT); in libprof.a
+// (-DPROF_STATIC_WRAP) it is __wrap_<name> and the real one is __real_<name> (ld --wrap, which
+// prof-wrap passes for every symbol of static_wraps.def).
+#pragma once
+
+#ifdef PROF_STATIC_WRAP
+namespace prof_static_wraps {
+#define PROF_WRAP_SYMBOL(file, sym) listed_##sym,
+enum Listed {
+#include "adapters/static_wraps.def"
+};
+#undef PROF_WRAP_SYMBOL
+}  // namespace prof_static_wraps
+#define PROF_WRAPPER_NAME(name) __wrap_##name
+/// Compiles only for symbols listed in static_wraps.def, so the --wrap list cannot miss one.
+#define PROF_STATIC_LISTED(name) static_cast<void>(prof_static_wraps::listed_##name)
+#else
+#define PROF_WRAPPER_NAME(name) name
+#endif
