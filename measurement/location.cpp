@@ -17,6 +17,12 @@ RegionCache::~RegionCache() {
   if (slots_ != kEmpty) std::free(slots_);
 }
 
+void RegionCache::clear() {
+  if (slots_ == kEmpty) return;
+  std::memset(static_cast<void*>(slots_), 0, (mask_ + 1) * sizeof(Slot));
+  size_ = 0;
+}
+
 void RegionCache::insert(const void* key, RegionId value) {
   if (2 * (size_ + 1) > mask_ + 1) {
     std::uint32_t old_n = mask_ + 1;

@@ -33,6 +33,8 @@ class RegionCache {
   }
   /// Out of line; grows at 50 % load.
   void insert(const void* key, RegionId value);
+  /// Forgets every entry (after dlclose: an address may now hold other code). Owner thread.
+  void clear();
   ~RegionCache();
 
  private:
@@ -59,6 +61,7 @@ struct Location {
   bool active = true;    ///< false once the location ended or measurement stopped
   bool tracing = false;
   bool unwind_check = false;  ///< a longjmp happened: drop frames deeper than the next event
+  bool cache_stale = false;   ///< code was unloaded (dlclose): empty the region cache first
   RegionCache cache;
   EventBuffer trace;
   Frame* frames = nullptr;

@@ -536,6 +536,16 @@ bool ready(std::uint32_t rank) {
   return ready_locked(*s);
 }
 
+void code_unloaded() {
+  State* s = g_state;
+  if (!s) return;
+  regions::forget_addresses();
+  std::lock_guard<std::mutex> lock(s->mutex);
+  // A plain byte store into other threads' locations: each owner clears its own cache when it
+  // next sees the flag (hooks test it next to `active`).
+  for (Location* loc : s->locations) loc->cache_stale = true;
+}
+
 std::uint64_t next_thread_seq() { return g_state ? g_state->thread_seq.fetch_add(1) + 1 : 0; }
 
 std::string experiment_directory() {

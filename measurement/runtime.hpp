@@ -34,6 +34,10 @@ Record* reserve_slow(Location* loc, Timestamp t, unsigned slots);
 void defer_ready();
 bool ready(std::uint32_t rank = 0);
 
+/// Code was unloaded (dlclose): every address → region mapping is forgotten, in the process
+/// table now and in each thread's cache before its next event. Any thread; locks.
+void code_unloaded();
+
 /// Next ThreadCreate sequence number (1, 2, ...). Any thread.
 std::uint64_t next_thread_seq();
 

@@ -19,7 +19,7 @@ PROF_COLD PROF_NO_INSTRUMENT prof::RegionId resolve(prof::Location* loc, void* f
   return r;
 }
 
-// First event of a thread, re-entry from a signal handler, or measurement off.
+// First event of a thread, re-entry from a signal handler, a stale cache, or measurement off.
 PROF_COLD PROF_NO_INSTRUMENT void slow(void* fn, std::uintptr_t cfa, bool is_enter) {
   if (!prof::g_compiler_hooks_on && prof::g_phase.load(std::memory_order_relaxed) != 0) return;
   prof::Location* loc = prof::current_location();
@@ -30,6 +30,10 @@ PROF_COLD PROF_NO_INSTRUMENT void slow(void* fn, std::uintptr_t cfa, bool is_ent
   }
   loc->busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (loc->cache_stale) {
+    loc->cache_stale = false;
+    loc->cache.clear();
+  }
   prof::RegionId r = loc->cache.find(fn);
   if (r == prof::kNoRegion) r = resolve(loc, fn);
   if (is_enter) prof::enter(loc, r, cfa);
@@ -49,7 +53,7 @@ PROF_API PROF_NO_INSTRUMENT void __cyg_profile_func_enter(void* fn, void*) {
   // busy first, then the flags: finalize clears the flags, then waits until no thread is busy.
   loc->busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (PROF_UNLIKELY(!loc->active || !prof::g_compiler_hooks_on)) {
+  if (PROF_UNLIKELY(!loc->active || loc->cache_stale || !prof::g_compiler_hooks_on)) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     loc->busy = false;
     return slow(fn, PROF_CALLER_CFA(), true);
@@ -68,7 +72,7 @@ PROF_API PROF_NO_INSTRUMENT void __cyg_profile_func_exit(void* fn, void*) {
   // busy first, then the flags: finalize clears the flags, then waits until no thread is busy.
   loc->busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (PROF_UNLIKELY(!loc->active || !prof::g_compiler_hooks_on)) {
+  if (PROF_UNLIKELY(!loc->active || loc->cache_stale || !prof::g_compiler_hooks_on)) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     loc->busy = false;
     return slow(fn, PROF_CALLER_CFA(), false);

@@ -82,6 +82,12 @@ RegionId for_address(const void* fn) {
   return id;
 }
 
+void forget_addresses() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.by_address.clear();
+}
+
 std::vector<RegionDef> snapshot() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);

@@ -30,6 +30,9 @@ RegionId define(RegionDef def);
 /// address per process. Any thread; locks; allocates. Unknown code gets a region named
 /// "UNKNOWN@0x<addr>" so no event is lost.
 RegionId for_address(const void* fn);
+/// Forgets every address → region mapping (code was unloaded; the regions themselves stay).
+/// Any thread; locks.
+void forget_addresses();
 /// A copy of all definitions, index = RegionId.
 std::vector<RegionDef> snapshot();
 std::size_t count();
