@@ -49,8 +49,13 @@ struct TraceWriter::Impl {
     return id;
   }
 
-  static OTF2_FlushType pre_flush(void* data, OTF2_FileType type, OTF2_LocationRef, void*, bool) {
-    if (type == OTF2_FILETYPE_EVENTS) ++static_cast<Impl*>(data)->stats.otf2_flushes;
+  // True while OTF2 writes a buffer for the last time (its writer is being closed).
+  bool closing = false;
+
+  static OTF2_FlushType pre_flush(void* data, OTF2_FileType type, OTF2_LocationRef, void*, bool final) {
+    auto* self = static_cast<Impl*>(data);
+    if (type == OTF2_FILETYPE_EVENTS) ++self->stats.otf2_flushes;
+    self->closing = final;
     return OTF2_FLUSH;
   }
 
@@ -80,7 +85,9 @@ struct TraceWriter::Impl {
     auto* mem = static_cast<BufferMemory*>(*per_buffer);
     if (!mem) return;
     if (mem->block) {
-      if (mem->from_pool) self->blocks->release(mem->block, true);  // OTF2 memsets whole chunks: give the pages back
+      // During the run the block is reused at once; when its writer closes, OTF2 has memset
+      // all of it and then needs its own file buffer: give the pages back.
+      if (mem->from_pool) self->blocks->release(mem->block, final || self->closing);
       else std::free(mem->block);
       mem->block = nullptr;
     }
