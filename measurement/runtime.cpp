@@ -9,7 +9,6 @@
 #include "measurement/runtime.hpp"
 
 #include <dirent.h>
-#include <malloc.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -405,11 +404,6 @@ void init() {
   if (v.enable_tracing) {
     if (!s->events.init(event_bytes, page) || !s->otf2_blocks.init(otf2_bytes, kOtf2BlockBytes))
       log::fatal("cannot reserve PROF_TOTAL_MEMORY=%" PRIu64 " bytes (%s); lower PROF_TOTAL_MEMORY", total, std::strerror(errno));
-    // OTF2 copies a location's last, partial chunk into a 4 MiB malloc'ed file buffer when it
-    // closes the file. glibc's dynamic mmap threshold would serve later such buffers from the
-    // heap and keep them resident after free; a fixed threshold keeps them mmap'ed, so their
-    // memory goes back when OTF2 frees them.
-    mallopt(M_MMAP_THRESHOLD, static_cast<int>(kOtf2BlockBytes));
     log::info(1, "memory: %" PRIu64 " chunks of %" PRIu64 " bytes for events, %" PRIu64 " KiB for OTF2 buffers",
               event_bytes / page, page, otf2_bytes >> 10);
   }
