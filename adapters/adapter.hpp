@@ -22,6 +22,4 @@ namespace prof::adapters {
 /// The adapters this program was linked with, nullptr-terminated. Programs linked without the
 /// generated list (LD_PRELOAD) get all adapters of libprof.
 const prof_adapter* const* linked();
-/// True when the named adapter is in linked().
-bool is_linked(const char* name);
 }  // namespace prof::adapters

@@ -3,7 +3,6 @@
 // program without one, e.g. under LD_PRELOAD, falls back to libprof's own adapters).
 #include "adapters/adapter.hpp"
 
-#include <cstring>
 #include <initializer_list>
 
 #include "measurement/compiler.hpp"
@@ -27,12 +26,6 @@ const prof_adapter* const* linked() {
       if (a) kAll[n++] = a;
   }
   return kAll;
-}
-
-bool is_linked(const char* name) {
-  for (const prof_adapter* const* a = linked(); *a; ++a)
-    if (std::strcmp((*a)->name, name) == 0) return true;
-  return false;
 }
 
 }  // namespace prof::adapters

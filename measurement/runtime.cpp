@@ -542,12 +542,6 @@ void code_unloaded() {
 
 std::uint64_t next_thread_seq() { return g_state ? g_state->thread_seq.fetch_add(1) + 1 : 0; }
 
-std::string experiment_directory() {
-  State* s = g_state;
-  if (!s) return "";
-  std::lock_guard<std::mutex> lock(s->mutex);
-  return s->directory;
-}
 
 void finalize(int exit_status) {
   State* s = g_state;
@@ -635,6 +629,8 @@ void finalize(int exit_status) {
                  repairs, unmatched);
   if (lost)
     log::warning("%" PRIu64 " events were lost for lack of memory; raise PROF_TOTAL_MEMORY or lower PROF_PAGE_SIZE", lost);
+  if (s->spilled_bytes)
+    log::info(1, "%" PRIu64 " bytes of events were parked in spill files before the experiment directory existed", s->spilled_bytes);
   if (reentries) log::info(1, "%" PRIu64 " events from inside prof itself (signal handlers) were dropped", reentries);
   if (closed) log::info(1, "%" PRIu64 " frames were still open at the end and were closed", closed);
   log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", repairs, unmatched, closed);

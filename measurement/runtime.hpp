@@ -41,7 +41,4 @@ void code_unloaded();
 /// Next ThreadCreate sequence number (1, 2, ...). Any thread.
 std::uint64_t next_thread_seq();
 
-/// The experiment directory once ready, else "".
-std::string experiment_directory();
-
 }  // namespace prof::runtime

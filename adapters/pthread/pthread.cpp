@@ -211,7 +211,7 @@ PROF_API extern const prof_adapter prof_adapter_pthread = {"pthread", &adapter_i
 
 PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_create)(pthread_t* thread, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
   create_fn rc = PROF_REAL(pthread_create, r_create);
-  if (!g_create_on || !prof::adapters::is_linked("pthread")) return rc(thread, attr, fn, arg);
+  if (!g_create_on) return rc(thread, attr, fn, arg);  // also false when the adapter is not linked
   prof::InProf in;
   if (!in.loc) return rc(thread, attr, fn, arg);
   auto* a = static_cast<StartArgs*>(std::malloc(sizeof(StartArgs)));
