@@ -128,6 +128,18 @@ RunResult otf2_check(const TempDir& dir, const std::string& extra) {
   return run("/usr/bin/python3 '" PROF_SHARED_TOOLS "/otf2_check.py' '" + dir.archive() + "' " + extra, dir.path);
 }
 
+/// Asserts that otf2_check.py accepts the archive. Only a build outside the repository lacks
+/// the checker (CI configures with PROF_REQUIRE_SHARED_TOOLS=ON); then it warns instead.
+void check_with_otf2_check(const TempDir& dir, const std::string& extra) {
+  if (!have_otf2_check()) {
+    WARN("otf2_check.py not found in " PROF_SHARED_TOOLS ": the Python reader check is skipped");
+    return;
+  }
+  const RunResult checked = otf2_check(dir, extra);
+  INFO(checked.out << checked.err);
+  CHECK(checked.rc == 0);
+}
+
 /// Builds raw event buffers: a pool of 1 MiB record chunks, chunks added as needed.
 struct Records {
   prof::ChunkPool pool;
@@ -312,14 +324,7 @@ TEST_CASE("otf2 writer round trip with every record type, streamed", "[otf2]") {
   CHECK(printed.out.find("\"./a.out\"") != std::string::npos);
   CHECK(printed.out.find("\"--size\"") != std::string::npos);
 
-  if (!have_otf2_check()) {
-    WARN("otf2_check.py not found in " PROF_SHARED_TOOLS ": the Python reader check is skipped");
-    return;
-  }
-  const RunResult checked =
-      otf2_check(dir, "--expect-locations 2 --expect-region main --expect-region foo --expect-region worker");
-  INFO(checked.out << checked.err);
-  CHECK(checked.rc == 0);
+  check_with_otf2_check(dir, "--expect-locations 2 --expect-region main --expect-region foo --expect-region worker");
 }
 
 TEST_CASE("otf2 writer clamps decreasing raw timestamps per location", "[otf2]") {
@@ -362,13 +367,7 @@ TEST_CASE("otf2 writer clamps decreasing raw timestamps per location", "[otf2]")
                                              kT0 + 2500, kT0 + 3000, kT0 + 3100};
   CHECK(times == expect);
 
-  if (!have_otf2_check()) {
-    WARN("otf2_check.py not found in " PROF_SHARED_TOOLS ": the Python reader check is skipped");
-    return;
-  }
-  const RunResult checked = otf2_check(dir, "--expect-locations 1 --expect-region foo");
-  INFO(checked.out << checked.err);
-  CHECK(checked.rc == 0);
+  check_with_otf2_check(dir, "--expect-locations 1 --expect-region foo");
 }
 
 TEST_CASE("otf2 writer streams more events than its block pool holds", "[otf2]") {
@@ -417,13 +416,7 @@ TEST_CASE("otf2 writer streams more events than its block pool holds", "[otf2]")
   CHECK(counts["ENTER"] == expect / 2);
   CHECK(counts["LEAVE"] == expect / 2);
 
-  if (!have_otf2_check()) {
-    WARN("otf2_check.py not found in " PROF_SHARED_TOOLS ": the Python reader check is skipped");
-    return;
-  }
-  const RunResult checked = otf2_check(dir, "--expect-locations 1 --expect-region foo");
-  INFO(checked.out << checked.err);
-  CHECK(checked.rc == 0);
+  check_with_otf2_check(dir, "--expect-locations 1 --expect-region foo");
 }
 
 TEST_CASE("otf2 writer takes more open writers than blocks from malloc, counted", "[otf2]") {
@@ -453,13 +446,7 @@ TEST_CASE("otf2 writer takes more open writers than blocks from malloc, counted"
   std::map<std::string, std::size_t> counts = count_events(printed.out);
   CHECK(counts["ENTER"] == 6);
   CHECK(counts["LEAVE"] == 6);
-  if (!have_otf2_check()) {
-    WARN("otf2_check.py not found in " PROF_SHARED_TOOLS ": the Python reader check is skipped");
-    return;
-  }
-  const RunResult checked = otf2_check(dir, "--expect-locations 3 --expect-region foo");
-  INFO(checked.out << checked.err);
-  CHECK(checked.rc == 0);
+  check_with_otf2_check(dir, "--expect-locations 3 --expect-region foo");
 }
 
 TEST_CASE("otf2 writer reports errors instead of writing", "[otf2]") {
