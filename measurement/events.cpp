@@ -38,12 +38,30 @@ void leave_repair(Location* loc, RegionId region, Timestamp t) {
     return;
   }
   while (loc->depth > i) {
-    Frame& f = loc->frames[--loc->depth];
     ++loc->repairs;
-    if (f.recorded && loc->tracing) put(loc, t, RecordType::Leave, f.region);
+    pop(loc, t);
   }
-  Frame& f = loc->frames[--loc->depth];
-  if (f.recorded && loc->tracing) put(loc, t, RecordType::Leave, f.region);
+  pop(loc, t);
+}
+
+ProfileNode* new_node(Location* loc, RegionId region) {
+  NodeArena& a = loc->arena;
+  if (static_cast<std::size_t>(a.end - a.pos) < sizeof(ProfileNode)) {
+    int saved = errno;
+    bool ok = runtime::profile_chunk(loc);
+    errno = saved;
+    if (!ok) {
+      ++loc->profile_folded;
+      return nullptr;
+    }
+  }
+  auto* n = reinterpret_cast<ProfileNode*>(a.pos);
+  a.pos += sizeof(ProfileNode);
+  ++a.nodes;
+  ProfileNode* parent = loc->current_node;
+  *n = ProfileNode{region, 0, parent, nullptr, parent->first_child, 0, 0, ~std::uint64_t{0}, 0};
+  parent->first_child = n;
+  return n;
 }
 
 Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
@@ -63,9 +81,8 @@ void unwind_to(Location* loc, std::uintptr_t cfa) {
     Frame& f = loc->frames[loc->depth - 1];
     if (f.cfa == 0 || f.cfa >= cfa) break;  // still live: at or above the current stack pointer
     if (!t) t = timer::now();
-    --loc->depth;
     ++loc->repairs;
-    if (f.recorded && loc->tracing) detail::put(loc, t, RecordType::Leave, f.region);
+    detail::pop(loc, t);
   }
 }
 
@@ -89,10 +106,7 @@ void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::
 
 std::uint32_t close_all_frames(Location* loc, Timestamp t) {
   std::uint32_t n = loc->depth;
-  while (loc->depth > 0) {
-    Frame& f = loc->frames[--loc->depth];
-    if (f.recorded && loc->tracing) detail::put(loc, t, RecordType::Leave, f.region);
-  }
+  while (loc->depth > 0) detail::pop(loc, t);
   loc->closed_at_end += n;
   return n;
 }

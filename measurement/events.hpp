@@ -35,6 +35,8 @@ namespace detail {
 PROF_COLD void grow_stack(Location* loc);
 PROF_COLD void leave_repair(Location* loc, RegionId region, Timestamp t);
 PROF_COLD Record* reserve_slow(Location* loc, Timestamp t, unsigned slots);
+/// A new child of loc->current_node; nullptr when the profile has no memory left.
+PROF_COLD ProfileNode* new_node(Location* loc, RegionId region);
 
 // Hot path: no locks, no allocation, no errno changes.
 PROF_NO_INSTRUMENT inline void put(Location* loc, Timestamp t, RecordType type, std::uint32_t ref) {
@@ -60,17 +62,57 @@ PROF_NO_INSTRUMENT inline void enter(Location* loc, RegionId region, std::uintpt
   if (PROF_UNLIKELY(loc->unwind_check)) unwind_to(loc, cfa);
   if (PROF_UNLIKELY(loc->depth == loc->capacity)) detail::grow_stack(loc);
   bool rec = g_recording;
-  loc->frames[loc->depth++] = Frame{cfa, region, rec};
-  if (rec && loc->tracing) detail::put(loc, timer::now(), RecordType::Enter, region);
+  Frame& f = loc->frames[loc->depth++];
+  f.cfa = cfa;
+  f.region = region;
+  f.recorded = rec;
+  f.node = nullptr;
+  if (rec && (loc->tracing | loc->profiling)) {
+    Timestamp t = timer::now();
+    if (loc->tracing) detail::put(loc, t, RecordType::Enter, region);
+    if (loc->profiling) {
+      if (PROF_LIKELY(loc->profile_depth < loc->profile_max_depth)) {
+        ProfileNode* child = loc->current_node->first_child;
+        while (child && child->region != region) child = child->next_sibling;
+        if (PROF_UNLIKELY(!child)) child = detail::new_node(loc, region);
+        if (PROF_LIKELY(child != nullptr)) {
+          f.node = child;
+          f.enter_time = t;
+          loc->current_node = child;
+          ++loc->profile_depth;
+        }
+      } else {
+        ++loc->profile_too_deep;  // folded into the ancestor at the cutoff: its time is inside
+      }
+    }
+  }
 }
+
+namespace detail {
+/// Closes the innermost frame at time t: its Leave record and its profile visit.
+PROF_NO_INSTRUMENT inline void pop(Location* loc, Timestamp t) {
+  Frame& f = loc->frames[--loc->depth];
+  if (!f.recorded) return;
+  if (loc->tracing) put(loc, t, RecordType::Leave, f.region);
+  if (ProfileNode* n = f.node) {
+    std::uint64_t d = t - f.enter_time;
+    ++n->visits;
+    n->incl_ticks += d;
+    if (d < n->min_ticks) n->min_ticks = d;
+    if (d > n->max_ticks) n->max_ticks = d;
+    loc->current_node = n->parent;
+    --loc->profile_depth;
+  }
+}
+}  // namespace detail
 
 /// Leave of `region`: closes the innermost open frame of `region`, repairing frames above it.
 PROF_NO_INSTRUMENT inline void leave(Location* loc, RegionId region, std::uintptr_t cfa) {
   if (PROF_UNLIKELY(loc->unwind_check)) unwind_to(loc, cfa);
   std::uint32_t d = loc->depth;
   if (PROF_LIKELY(d != 0 && loc->frames[d - 1].region == region)) {
-    loc->depth = d - 1;
-    if (loc->frames[d - 1].recorded && loc->tracing) detail::put(loc, timer::now(), RecordType::Leave, region);
+    if (loc->frames[d - 1].recorded && (loc->tracing | loc->profiling)) detail::pop(loc, timer::now());
+    else loc->depth = d - 1;
     return;
   }
   detail::leave_repair(loc, region, timer::now());

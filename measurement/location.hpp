@@ -7,6 +7,7 @@
 
 #include "measurement/buffer.hpp"
 #include "measurement/compiler.hpp"
+#include "measurement/profiling/call_tree.hpp"
 #include "measurement/record.hpp"
 
 namespace prof {
@@ -52,7 +53,9 @@ class RegionCache {
 struct Frame {
   std::uintptr_t cfa;   ///< caller's stack pointer at the hook: deeper frames have smaller values
   RegionId region;
-  std::uint32_t recorded;  ///< its Enter was written, so its Leave must be
+  std::uint32_t recorded;  ///< its Enter was recorded, so its Leave must be
+  ProfileNode* node;       ///< its call path in the profile; nullptr when not profiled
+  Timestamp enter_time;    ///< for the profile
 };
 
 struct Location {
@@ -60,6 +63,7 @@ struct Location {
   bool busy = false;     ///< inside prof on this thread: a re-entered event is dropped
   bool active = true;    ///< false once the location ended or measurement stopped
   bool tracing = false;
+  bool profiling = false;
   bool unwind_check = false;  ///< a longjmp happened: drop frames deeper than the next event
   bool cache_stale = false;   ///< code was unloaded (dlclose): empty the region cache first
   RegionCache cache;
@@ -67,6 +71,11 @@ struct Location {
   Frame* frames = nullptr;
   std::uint32_t depth = 0;
   std::uint32_t capacity = 0;
+  ProfileNode* current_node = &root_node;  ///< the call path the thread is in now
+  std::uint32_t profile_depth = 0;         ///< depth of current_node (root = 0)
+  std::uint32_t profile_max_depth = 100;   ///< PROF_PROFILING_MAX_CALLPATH_DEPTH
+  ProfileNode root_node{};                 ///< the program-root region; every path starts here
+  NodeArena arena;
 
   // Identity.
   std::uint32_t index = 0;        ///< creation order in the process; 0 = first (normally main)
@@ -83,6 +92,8 @@ struct Location {
   std::uint64_t dropped_reentries = 0;  ///< events inside prof itself (signals), dropped
   std::uint64_t closed_at_end = 0;      ///< frames still open when the thread or process ended
   std::uint64_t flushes = 0;
+  std::uint64_t profile_folded = 0;     ///< call paths not created for lack of memory
+  std::uint64_t profile_too_deep = 0;   ///< visits below PROF_PROFILING_MAX_CALLPATH_DEPTH, folded
 };
 
 /// The calling thread's location, or nullptr before its first event. Raw TLS: no destructor,

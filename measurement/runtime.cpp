@@ -31,6 +31,7 @@
 #include "measurement/log.hpp"
 #include "measurement/memory/pool.hpp"
 #include "measurement/timer.hpp"
+#include "measurement/profiling/profile_writer.hpp"
 #include "otf2-writer/trace_writer.hpp"
 
 extern char** environ;
@@ -64,9 +65,11 @@ struct State {
   std::uint64_t bytes_recorded = 0;   // raw bytes converted so far, all locations
   std::uint64_t spilled_bytes = 0;
   std::uint32_t rank = 0;
+  RegionId root_region = 0;
   bool thread_events = false;
   std::atomic<std::uint64_t> thread_seq{0};
   std::atomic<std::uint32_t> next_index{0};
+  std::atomic<std::uint64_t> profile_bytes{0};  // pool memory held by profile nodes
 };
 
 State* g_state = nullptr;  // never destroyed
@@ -401,13 +404,23 @@ void init() {
 
   if (const char* w = timer::init(v.timer)) log::warning("%s", w);
   log::info(1, "timer: %s, %" PRIu64 " ticks/s", timer::name(), timer::resolution());
-  if (v.enable_tracing) {
-    if (!s->events.init(event_bytes, page) || !s->otf2_blocks.init(otf2_bytes, kOtf2BlockBytes))
+  if (v.enable_tracing || v.enable_profiling) {
+    if (!s->events.init(event_bytes, page) || (v.enable_tracing && !s->otf2_blocks.init(otf2_bytes, kOtf2BlockBytes)))
       log::fatal("cannot reserve PROF_TOTAL_MEMORY=%" PRIu64 " bytes (%s); lower PROF_TOTAL_MEMORY", total, std::strerror(errno));
-    log::info(1, "memory: %" PRIu64 " chunks of %" PRIu64 " bytes for events, %" PRIu64 " KiB for OTF2 buffers",
+    log::info(1, "memory: %" PRIu64 " chunks of %" PRIu64 " bytes for events and profile nodes, %" PRIu64 " KiB for OTF2 buffers",
               event_bytes / page, page, otf2_bytes >> 10);
   }
   read_cmdline(*s);
+  {
+    // The one root of every location's call tree: an artificial region named after the program.
+    regions::RegionDef root;
+    auto slash = s->exe_name.find_last_of('/');
+    root.name = slash == std::string::npos ? s->exe_name : s->exe_name.substr(slash + 1);
+    root.canonical = root.name;
+    root.paradigm = regions::Paradigm::Measurement;
+    root.role = regions::Role::Artificial;
+    s->root_region = regions::define(root);
+  }
   pthread_key_create(&s->key, &thread_exit);
   pthread_atfork(nullptr, nullptr, &atfork_child);
   install_signal_handlers();
@@ -425,8 +438,6 @@ void init() {
   // on_exit rather than atexit: its handler gets the exit status for ProgramEnd.
   on_exit([](int status, void*) { finalize(status); }, nullptr);
   g_init_state.store(2);
-  if (!v.enable_tracing && v.enable_profiling)
-    log::info(1, "PROF_ENABLE_PROFILING: call-path profiles are not written yet (issue #3); set PROF_ENABLE_TRACING=true for a trace");
 
   if (Location* loc = create_location()) {
     if (v.enable_tracing) write_program_begin(loc);
@@ -445,6 +456,10 @@ Location* create_location() {
   bool main_thread = ::gettid() == ::getpid();
   loc->name = main_thread ? "Master thread" : "Pthread thread " + std::to_string(loc->index);
   loc->tracing = config::g_values.enable_tracing;
+  loc->profiling = config::g_values.enable_profiling;
+  loc->root_node = ProfileNode{s->root_region, 0, nullptr, nullptr, nullptr, 0, 0, ~std::uint64_t{0}, 0};
+  loc->current_node = &loc->root_node;
+  loc->profile_max_depth = static_cast<std::uint32_t>(config::g_values.profiling_max_callpath_depth);
   if (loc->tracing) {
     void* c = s->events.acquire();
     if (!c) {
@@ -512,6 +527,32 @@ Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
   }
   ++loc->lost_events;
   return nullptr;
+}
+
+bool profile_chunk(Location* loc) {
+  State* s = g_state;
+  if (!s || g_finalized.load(std::memory_order_relaxed)) return false;
+  // Profile nodes are never freed, trace chunks come back: leave one chunk per live location
+  // so that no thread is left without a trace buffer.
+  std::size_t live = 0;
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    for (Location* l : s->locations) live += !l->ended && l->tracing;
+    std::size_t free_chunks = s->events.chunk_count() - s->events.in_use();
+    if (free_chunks <= live) {
+      if (loc->tracing) flush_locked(*s, loc, timer::now());
+      for (Location* other : s->locations)
+        if (other != loc && other->ended && !other->converted && s->is_ready) convert_locked(*s, other, true);
+      free_chunks = s->events.chunk_count() - s->events.in_use();
+      if (free_chunks <= live) return false;
+    }
+  }
+  void* c = s->events.acquire();
+  if (!c) return false;
+  loc->arena.pos = static_cast<char*>(c);
+  loc->arena.end = loc->arena.pos + s->events.chunk_bytes();
+  s->profile_bytes.fetch_add(s->events.chunk_bytes(), std::memory_order_relaxed);
+  return true;
 }
 
 void defer_ready() {
@@ -610,9 +651,27 @@ void finalize(int exit_status) {
       else log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events)", s->directory.c_str(), s->writer.stats().events);
       log_rss("after writing the definitions");
     }
-  } else if (v.enable_profiling) {
-    log::warning("call-path profiles are not implemented yet (issue #3), so this run wrote nothing; set PROF_ENABLE_TRACING=true for an OTF2 trace");
   }
+  std::uint64_t folded = 0, too_deep = 0;
+  for (Location* loc : locs) {
+    folded += loc->profile_folded;
+    too_deep += loc->profile_too_deep;
+  }
+  if (v.enable_profiling) {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (ready_locked(*s)) {
+      std::string path = s->directory + "/" + v.profiling_base_name + ".cubex", err;
+      if (!write_profile(path, locs, last, &err)) log::error("%s", err.c_str());
+      else log::info(1, "profile written: %s", path.c_str());
+    }
+  }
+  if (too_deep)
+    log::warning("%" PRIu64 " visits deeper than PROF_PROFILING_MAX_CALLPATH_DEPTH=%" PRIu64
+                 " were folded into their ancestor at that depth (their time is in its inclusive time); raise the variable to see them",
+                 too_deep, v.profiling_max_callpath_depth);
+  if (folded)
+    log::warning("%" PRIu64 " call paths were not recorded because the profile ran out of memory (it held %s); raise PROF_TOTAL_MEMORY",
+                 folded, size_text(s->profile_bytes.load()).c_str());
 
   // One line per cause, at the end, never from the hot path.
   if (s->flushes) {

@@ -32,6 +32,10 @@ Record* reserve_slow(Location* loc, Timestamp t, unsigned slots);
 /// ready() creates the experiment directory and the archive and fixes the location ids
 /// ((thread index << 32) | rank). Any thread; locks. Returns false when it cannot write.
 void defer_ready();
+
+/// A new chunk of profile-node memory for `loc` (its arena). False when the pool cannot spare
+/// one: every live tracing location keeps at least one chunk for its trace. Owner thread.
+bool profile_chunk(Location* loc);
 bool ready(std::uint32_t rank = 0);
 
 /// Code was unloaded (dlclose): every address → region mapping is forgotten, in the process

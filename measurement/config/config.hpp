@@ -98,6 +98,8 @@ struct Values {
   std::uint64_t timer = 0;           ///< Timer option: 0 = auto, 1 = tsc, 2 = clock_gettime
   std::uint64_t verbose = 0;         ///< 0, 1 or 2
   std::uint64_t pthread_enable = 0;  ///< bits of PthreadFeature
+  std::uint64_t profiling_max_callpath_depth = 100;
+  std::string profiling_base_name = "profile";
 };
 enum TimerChoice : std::uint64_t { kTimerAuto = 0, kTimerTsc = 1, kTimerClockGettime = 2 };
 enum PthreadFeature : std::uint64_t { kPthreadCreate = 1, kPthreadMutex = 2, kPthreadCond = 4 };

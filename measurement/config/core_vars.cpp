@@ -22,9 +22,12 @@ const Var kCoreVars[] = {
      "Record a call-path profile (profile.cubex).",
      "Records per thread a call tree of the instrumented regions, with visit counts and "
      "times, to be written as `profile.cubex` into the experiment directory.\n\n"
-     "Profile writing arrives in a later release (issue #3): for now a run with profiling on "
-     "and tracing off writes nothing and says so in a warning at its end. Tracing and "
-     "profiling can be on together."},
+     "The profile is `<PROF_PROFILING_BASE_NAME>.cubex` (CUBE4, read by Cube, CubeLib and "
+     "Extra-P) with the metrics `visits`, `time` (inclusive), `min_time` and `max_time`, one "
+     "column per thread. Every thread's tree hangs below one artificial root region named "
+     "after the program, which also holds code run before and after `main`. Profile nodes "
+     "come from `PROF_TOTAL_MEMORY` and are never freed. Tracing and profiling can be on "
+     "together."},
     {"ENABLE_TRACING", Type::Bool, "false", &g_values.enable_tracing,
      "Record an OTF2 trace.",
      "Events are buffered per thread in chunks of `PROF_PAGE_SIZE` taken from "
@@ -78,6 +81,17 @@ const Var kCoreVars[] = {
      "chosen, the adapters active, the memory sizes and the experiment directory. `2` adds "
      "debug detail. Values above 2 are an error.",
      nullptr, 0, 2},
+    {"PROFILING_MAX_CALLPATH_DEPTH", Type::Number, "100", &g_values.profiling_max_callpath_depth,
+     "Deepest call path the profile records.",
+     "Calls deeper than this (counted from the program root, which is depth 0) are folded "
+     "into their ancestor at the cutoff: their time stays in its inclusive time, their "
+     "visits are not recorded, and the end of the run says once how many were folded. "
+     "Deep recursion thus cannot fill the profile memory, and readers that walk call trees "
+     "recursively stay within their limits. Score-P's default is the same.",
+     nullptr, 1, 100000},
+    {"PROFILING_BASE_NAME", Type::String, "profile", &g_values.profiling_base_name,
+     "File name of the profile, without `.cubex`.",
+     "The profile is written as `<experiment directory>/<name>.cubex`."},
     {},
 };
 

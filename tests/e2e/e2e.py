@@ -47,6 +47,10 @@ def main():
                     help="the run's directory is the only one in the work dir (no fork child wrote another)")
     ap.add_argument("--empty-stdout", action="store_true", help="the program's own work never started")
     ap.add_argument("--trace-line", action="append", default=[], help="regex that some otf2-print line must match")
+    ap.add_argument("--cubex-check", default=None, help="extra cubex_check.py options ('' = plain check) on profile.cubex")
+    ap.add_argument("--count-visits", action="store_true", help="profile visits per region == PROF_EXPECT lines")
+    ap.add_argument("--time-between", action="append", default=[],
+                    help="REGION:LOW:HIGH: inclusive time (s) of REGION summed over call paths and locations")
     ap.add_argument("--no-file", action="append", default=[], help="glob (in the work dir) that must match nothing")
     ap.add_argument("--events", action="append", default=[], help="TYPE=N or TYPE>N: number of OTF2 events of a type")
     ap.add_argument("--static-binary", action="store_true",
@@ -169,6 +173,8 @@ def main():
             got = types.get(name, 0)
             if (op == "=" and got != n) or (op == ">" and not got > n):
                 fail("%s events: %d, expected %s%d" % (name, got, op, n))
+    if a.cubex_check is not None or a.count_visits or a.time_between:
+        check_profile(a, work, exp, r.stdout)
     if a.count_enters:
         expected = {}
         for line in r.stdout.splitlines():
@@ -207,6 +213,58 @@ def short(name):
             cut = i + 2
     n = n[cut:]
     return n.split(" ")[-1]
+
+
+def expected_counts(stdout):
+    expected = {}
+    for line in stdout.splitlines():
+        m = re.match(r"PROF_EXPECT (\S+) (\d+)$", line.strip())
+        if m:
+            expected[m.group(1)] = expected.get(m.group(1), 0) + int(m.group(2))
+    return expected
+
+
+def check_profile(a, work, exp, stdout):
+    """cubex_check.py on profile.cubex; then values read back with its --dump."""
+    cubex = os.path.join(exp, "profile.cubex")
+    checker = os.path.join(a.shared_tools, "cubex_check.py")
+    c = subprocess.run(["python3", checker, cubex, "--dump"] + shlex.split(a.cubex_check or ""),
+                       capture_output=True, text=True)
+    lines = c.stdout.splitlines()
+    print("\n".join(l for l in lines if not l.startswith(("visits", "time", "min_time", "max_time", "metric ")))[-3000:])
+    if c.returncode:
+        print(c.stdout[-3000:] + c.stderr[-2000:])
+        fail("cubex_check.py failed")
+    # --dump: a header line, then one line per metric, cnode and location, columns aligned.
+    header = next((l for l in lines if l.startswith("metric ")), None)
+    if header is None:
+        fail("cubex_check.py --dump printed no table")
+    cols = [header.index(h) for h in ("cnode", "call path", "location", "value")]
+    visits, times = {}, {}
+    for l in lines:
+        if not l.startswith(("visits (", "time (")):
+            continue
+        path = l[cols[1]:cols[2]].strip()
+        value = float(l[cols[3]:].strip())
+        region = path.split("/")[-1]
+        target = visits if l.startswith("visits") else times
+        target[region] = target.get(region, 0) + value
+    if a.count_visits:
+        expected = expected_counts(stdout)
+        if not expected:
+            fail("the program printed no PROF_EXPECT lines")
+        for region, n in sorted(expected.items()):
+            got = sum(v for k, v in visits.items() if k == region or short(k) == region)
+            print("visits %-20s profile %-8d program %d" % (region, got, n))
+            if got != n:
+                fail("profile visits of %s are %d, the program made %d calls" % (region, got, n))
+    for spec in a.time_between:
+        region, low, high = spec.rsplit(":", 2)
+        # Inclusive time of the outermost call paths of REGION: recursion would count twice.
+        got = sum(v for k, v in times.items() if k == region or short(k) == region)
+        print("time %s: %.6f s (expected between %s and %s)" % (region, got, low, high))
+        if not float(low) <= got <= float(high):
+            fail("time of %s is %.6f s, outside [%s, %s]" % (region, got, low, high))
 
 
 def otf2_print_events(anchor):

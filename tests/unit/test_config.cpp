@@ -397,6 +397,8 @@ TEST_CASE("cfg_file_text lists every variable and quotes strings for sh", "[conf
         "PROF_OVERWRITE_EXPERIMENT_DIRECTORY=true\n"
         "PROF_TIMER=auto\n"
         "PROF_VERBOSE=0\n"
+        "PROF_PROFILING_MAX_CALLPATH_DEPTH=100\n"
+        "PROF_PROFILING_BASE_NAME='profile'\n"
         "PROF_PTHREAD_ENABLE=create\n");
   reset();
   CHECK(cfg_file_text().find("PROF_EXPERIMENT_DIRECTORY=''\n") != std::string::npos);

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Call trees → CUBE4: call paths of all locations are unified by (parent path, region), in
+// pre-order so that a parent always comes before its children.
+#include "measurement/profiling/profile_writer.hpp"
+
+#include <unistd.h>
+
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "measurement/definitions/regions.hpp"
+#include "measurement/profiling/cube4_writer.hpp"
+#include "measurement/timer.hpp"
+
+namespace prof {
+
+namespace {
+
+const char* paradigm_name(regions::Paradigm p) {
+  switch (p) {
+    case regions::Paradigm::Measurement: return "measurement";
+    case regions::Paradigm::Compiler: return "compiler";
+    case regions::Paradigm::User: return "user";
+    case regions::Paradigm::Pthread: return "pthread";
+  }
+  return "unknown";
+}
+
+const char* role_name(regions::Role r) {
+  switch (r) {
+    case regions::Role::Function: return "function";
+    case regions::Role::Wrapper: return "wrapper";
+    case regions::Role::ThreadCreate: return "thread create";
+    case regions::Role::ThreadWait: return "thread wait";
+    case regions::Role::Artificial: return "artificial";
+    case regions::Role::Code: return "code";
+  }
+  return "unknown";
+}
+
+struct Merger {
+  cube4::Profile& out;
+  std::map<std::pair<std::int64_t, RegionId>, std::uint32_t> index;  // (parent cnode, region) → cnode
+  std::unordered_map<const ProfileNode*, std::uint32_t> of;          // node → cnode
+
+  std::uint32_t cnode(std::int64_t parent, RegionId region) {
+    auto key = std::make_pair(parent, region);
+    auto it = index.find(key);
+    if (it != index.end()) return it->second;
+    auto id = static_cast<std::uint32_t>(out.cnodes.size());
+    out.cnodes.push_back({region, parent});
+    index.emplace(key, id);
+    return id;
+  }
+
+  // Iterative pre-order walk: recursion 10,000+ deep must not overflow the stack here.
+  void add_tree(const ProfileNode* root) {
+    of[root] = cnode(-1, root->region);
+    std::vector<const ProfileNode*> todo{root};
+    while (!todo.empty()) {
+      const ProfileNode* n = todo.back();
+      todo.pop_back();
+      std::uint32_t self = of[n];
+      std::vector<const ProfileNode*> kids;
+      for (const ProfileNode* c = n->first_child; c; c = c->next_sibling) kids.push_back(c);
+      // Children are linked newest first: walk them in the order they were first entered.
+      for (auto it = kids.rbegin(); it != kids.rend(); ++it) of[*it] = cnode(self, (*it)->region);
+      for (const ProfileNode* c : kids) todo.push_back(c);
+    }
+  }
+};
+
+}  // namespace
+
+bool write_profile(const std::string& path, const std::vector<Location*>& locations, Timestamp end, std::string* error) {
+  cube4::Profile p;
+  for (const auto& r : regions::snapshot())
+    p.regions.push_back({r.name, r.canonical, r.file, r.begin_line, r.end_line, paradigm_name(r.paradigm), role_name(r.role)});
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  p.node = host;
+  std::vector<const Location*> locs;
+  for (const Location* l : locations)
+    if (l->profiling) locs.push_back(l);
+  if (locs.empty()) {
+    *error = "no thread recorded a profile; nothing written to " + path;
+    return false;
+  }
+  Merger m{p, {}, {}};
+  // Every location's root is the same program-root region, so all trees share cnode 0.
+  for (const Location* l : locs) m.add_tree(&l->root_node);
+  for (const Location* l : locs) p.locations.push_back(l->name);
+
+  const std::size_t n = p.cnodes.size(), nl = locs.size();
+  p.visits.assign(n * nl, 0);
+  p.time_incl.assign(n * nl, 0.0);
+  p.min_time.assign(n * nl, 0.0);
+  p.max_time.assign(n * nl, 0.0);
+  const double seconds_per_tick = 1.0 / static_cast<double>(timer::resolution());
+  for (std::size_t li = 0; li < nl; ++li) {
+    const Location* l = locs[li];
+    std::vector<const ProfileNode*> todo{&l->root_node};
+    while (!todo.empty()) {
+      const ProfileNode* node = todo.back();
+      todo.pop_back();
+      std::size_t at = static_cast<std::size_t>(m.of.at(node)) * nl + li;
+      std::uint64_t visits = node->visits, incl = node->incl_ticks, mn = node->min_ticks, mx = node->max_ticks;
+      if (node == &l->root_node) {
+        std::uint64_t children = 0;
+        for (const ProfileNode* c = node->first_child; c; c = c->next_sibling) children += c->incl_ticks;
+        if (li == 0 && l->index == 0) {
+          // The program itself: one visit from the start of measurement to the end.
+          visits = 1;
+          incl = end > timer::start() ? end - timer::start() : 0;
+          if (incl < children) incl = children;
+          mn = mx = incl;
+        } else {
+          visits = 0;
+          incl = children;
+        }
+      }
+      p.visits[at] = visits;
+      p.time_incl[at] = static_cast<double>(incl) * seconds_per_tick;
+      p.min_time[at] = visits ? static_cast<double>(mn) * seconds_per_tick : 0.0;
+      p.max_time[at] = visits ? static_cast<double>(mx) * seconds_per_tick : 0.0;
+      for (const ProfileNode* c = node->first_child; c; c = c->next_sibling) todo.push_back(c);
+    }
+  }
+  return cube4::write(path, p, error);
+}
+
+}  // namespace prof
