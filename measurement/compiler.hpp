@@ -8,3 +8,4 @@
 #define PROF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PROF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define PROF_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+#define PROF_ALWAYS_INLINE __attribute__((always_inline))

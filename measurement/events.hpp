@@ -39,7 +39,7 @@ PROF_COLD Record* reserve_slow(Location* loc, Timestamp t, unsigned slots);
 PROF_COLD ProfileNode* new_node(Location* loc, RegionId region);
 
 // Hot path: no locks, no allocation, no errno changes.
-PROF_NO_INSTRUMENT inline void put(Location* loc, Timestamp t, RecordType type, std::uint32_t ref) {
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void put(Location* loc, Timestamp t, RecordType type, std::uint32_t ref) {
   Record* r = loc->trace.try_reserve(0);
   if (PROF_UNLIKELY(!r)) {
     r = reserve_slow(loc, t, 0);
@@ -58,7 +58,7 @@ PROF_NO_INSTRUMENT inline void put(Location* loc, Timestamp t, RecordType type, 
 void unwind_to(Location* loc, std::uintptr_t cfa);
 
 /// Enter of `region`; `cfa` is the caller's stack pointer (0 when unknown).
-PROF_NO_INSTRUMENT inline void enter(Location* loc, RegionId region, std::uintptr_t cfa) {
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void enter(Location* loc, RegionId region, std::uintptr_t cfa) {
   if (PROF_UNLIKELY(loc->unwind_check)) unwind_to(loc, cfa);
   if (PROF_UNLIKELY(loc->depth == loc->capacity)) detail::grow_stack(loc);
   bool rec = g_recording;
@@ -90,7 +90,7 @@ PROF_NO_INSTRUMENT inline void enter(Location* loc, RegionId region, std::uintpt
 
 namespace detail {
 /// Closes the innermost frame at time t: its Leave record and its profile visit.
-PROF_NO_INSTRUMENT inline void pop(Location* loc, Timestamp t) {
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void pop(Location* loc, Timestamp t) {
   Frame& f = loc->frames[--loc->depth];
   if (!f.recorded) return;
   if (loc->tracing) put(loc, t, RecordType::Leave, f.region);
@@ -107,7 +107,7 @@ PROF_NO_INSTRUMENT inline void pop(Location* loc, Timestamp t) {
 }  // namespace detail
 
 /// Leave of `region`: closes the innermost open frame of `region`, repairing frames above it.
-PROF_NO_INSTRUMENT inline void leave(Location* loc, RegionId region, std::uintptr_t cfa) {
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void leave(Location* loc, RegionId region, std::uintptr_t cfa) {
   if (PROF_UNLIKELY(loc->unwind_check)) unwind_to(loc, cfa);
   std::uint32_t d = loc->depth;
   if (PROF_LIKELY(d != 0 && loc->frames[d - 1].region == region)) {
