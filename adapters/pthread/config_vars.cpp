@@ -30,7 +30,7 @@ const Var kPthreadVars[] = {
      "records `pthread_cond_*` calls as regions plus the lock release and re-acquire that "
      "each wait implies.\n\n"
      "Wrapping mutexes and condition variables costs every lock operation of the program, "
-     "those inside libraries included: `bench/run.sh` measured about 160-220 ns more per "
+     "those inside libraries included: `bench/run.sh` measured about 160-230 ns more per "
      "uncontended lock/unlock pair with `mutex` and tracing on, against 3-5 ns with the "
      "default (docs/PERFORMANCE.md). So `mutex` and `cond` are opt-in, e.g. "
      "`PROF_PTHREAD_ENABLE=default,mutex,cond` or `PROF_PTHREAD_ENABLE=all`.",
