@@ -5,6 +5,8 @@
 // enumeration (deep vs wide) shows up as a value at the wrong call path.
 #include <catch2/catch.hpp>
 
+#include "tests/unit/temp_dir.hpp"
+
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,19 +35,8 @@ namespace cube4 = prof::cube4;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "prof_test_cube4_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    REQUIRE(::mkdtemp(buf.data()) != nullptr);
-    path = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct TempDir : prof_test::TempDir {
+  TempDir() : prof_test::TempDir("prof_test_cube4_") {}
   std::string cubex() const { return path + "/profile.cubex"; }
 };
 

@@ -5,6 +5,8 @@
 // clamping of decreasing timestamps, and OTF2 flushing when its one pool block is full.
 #include <catch2/catch.hpp>
 
+#include "tests/unit/temp_dir.hpp"
+
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,19 +43,8 @@ constexpr std::uint64_t kLoc1 = 1ull << 32;
 constexpr Timestamp kT0 = 1000000000;
 
 /// A fresh directory under the temp directory, removed with everything in it.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "prof_test_otf2_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    REQUIRE(::mkdtemp(buf.data()) != nullptr);
-    path = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct TempDir : prof_test::TempDir {
+  TempDir() : prof_test::TempDir("prof_test_otf2_") {}
   std::string archive() const { return path + "/traces.otf2"; }
 };
 
