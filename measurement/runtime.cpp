@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "adapters/adapter.hpp"
 #include "measurement/config/config.hpp"
 #include "measurement/events.hpp"
+#include "measurement/filter/filter.hpp"
 #include "measurement/log.hpp"
 #include "measurement/memory/pool.hpp"
 #include "measurement/timer.hpp"
@@ -164,6 +166,12 @@ bool ready_locked(State& s) {
     std::string text = config::cfg_file_text();
     std::fwrite(text.data(), 1, text.size(), f);
     std::fclose(f);
+  }
+  if (!v.filtering_file.empty()) {
+    // The filter that shaped this experiment travels with it.
+    std::ifstream in(v.filtering_file, std::ios::binary);
+    std::ofstream out(dir + "/prof.filter", std::ios::binary);
+    out << in.rdbuf();
   }
   if (v.enable_tracing) {
     std::string err;
@@ -401,6 +409,14 @@ void init() {
                ": use a power of two from 4K to a quarter of the event memory, e.g. 64K",
                page, total);
   check_directory(v);
+  if (!v.filtering_file.empty()) {
+    // A malformed filter makes the run meaningless: fatal, before the program's work.
+    auto* f = new filter::Filter;  // never destroyed: hooks may run during exit
+    std::string ferr;
+    if (!f->load(v.filtering_file, &ferr)) log::fatal("PROF_FILTERING_FILE: %s", ferr.c_str());
+    regions::set_filter(f);
+    log::info(1, "filter: %s (%zu rules)", v.filtering_file.c_str(), f->rule_count());
+  }
 
   if (const char* w = timer::init(v.timer)) log::warning("%s", w);
   log::info(1, "timer: %s, %" PRIu64 " ticks/s", timer::name(), timer::resolution());

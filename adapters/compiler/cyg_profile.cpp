@@ -36,8 +36,10 @@ PROF_COLD PROF_NO_INSTRUMENT void slow(void* fn, std::uintptr_t cfa, bool is_ent
   }
   prof::RegionId r = loc->cache.find(fn);
   if (r == prof::kNoRegion) r = resolve(loc, fn);
-  if (is_enter) prof::enter(loc, r, cfa);
-  else prof::leave(loc, r, cfa);
+  if (r != prof::regions::kFiltered) {
+    if (is_enter) prof::enter(loc, r, cfa);
+    else prof::leave(loc, r, cfa);
+  }
   std::atomic_signal_fence(std::memory_order_seq_cst);
   loc->busy = false;
 }
@@ -60,7 +62,8 @@ PROF_API PROF_NO_INSTRUMENT void __cyg_profile_func_enter(void* fn, void*) {
   }
   prof::RegionId r = loc->cache.find(fn);
   if (PROF_UNLIKELY(r == prof::kNoRegion)) r = resolve(loc, fn);
-  prof::enter(loc, r, PROF_CALLER_CFA());
+  // A filtered function: nothing pushed, nothing recorded.
+  if (PROF_LIKELY(r != prof::regions::kFiltered)) prof::enter(loc, r, PROF_CALLER_CFA());
   std::atomic_signal_fence(std::memory_order_seq_cst);
   loc->busy = false;
 }
@@ -79,7 +82,8 @@ PROF_API PROF_NO_INSTRUMENT void __cyg_profile_func_exit(void* fn, void*) {
   }
   prof::RegionId r = loc->cache.find(fn);
   if (PROF_UNLIKELY(r == prof::kNoRegion)) r = resolve(loc, fn);
-  prof::leave(loc, r, PROF_CALLER_CFA());
+  // A filtered function: nothing pushed, nothing recorded.
+  if (PROF_LIKELY(r != prof::regions::kFiltered)) prof::leave(loc, r, PROF_CALLER_CFA());
   std::atomic_signal_fence(std::memory_order_seq_cst);
   loc->busy = false;
 }

@@ -89,6 +89,16 @@ const Var kCoreVars[] = {
      "Deep recursion thus cannot fill the profile memory, and readers that walk call trees "
      "recursively stay within their limits. Score-P's default is the same.",
      nullptr, 1, 100000},
+    {"FILTERING_FILE", Type::Path, "", &g_values.filtering_file,
+     "Filter file: regions to leave out of the measurement.",
+     "Regions excluded by the file are not measured at all: no trace events, no profile "
+     "entry, no region definition. The decision is made once per function (the hooks then "
+     "return after one cache probe). The syntax is prof's (`PROF_REGION_NAMES_BEGIN` ... "
+     "`_END`, `PROF_FILE_NAMES_BEGIN` ... `_END`, `EXCLUDE`/`INCLUDE` rules, shell "
+     "wildcards, `MANGLED`, `#` comments, the last matching rule wins) and Score-P filter "
+     "files are accepted unchanged; see `share/filters/example.filter`. A malformed file is a "
+     "fatal error at start naming file, line and what was expected. The file is copied into "
+     "the experiment directory as `prof.filter`."},
     {"PROFILING_BASE_NAME", Type::String, "profile", &g_values.profiling_base_name,
      "File name of the profile, without `.cubex`.",
      "The profile is written as `<experiment directory>/<name>.cubex`."},

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "measurement/definitions/symbols.hpp"
+#include "measurement/filter/filter.hpp"
 
 namespace prof::regions {
 
@@ -23,6 +24,8 @@ Registry& registry() {
   static Registry* r = new Registry;
   return *r;
 }
+
+const filter::Filter* g_filter = nullptr;
 
 std::string key_of(const RegionDef& d) {
   std::string k = d.canonical;
@@ -43,6 +46,8 @@ RegionId define_locked(Registry& r, RegionDef&& def) {
   return id;
 }
 }  // namespace
+
+void set_filter(const filter::Filter* f) { g_filter = f; }
 
 RegionId define(RegionDef def) {
   Registry& r = registry();
@@ -74,10 +79,11 @@ RegionId for_address(const void* fn) {
   }
   def.paradigm = Paradigm::Compiler;
   def.role = Role::Function;
+  bool filtered = g_filter && g_filter->excluded(def.name, def.canonical, def.file);
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.by_address.find(fn);
   if (it != r.by_address.end()) return it->second;
-  RegionId id = define_locked(r, std::move(def));
+  RegionId id = filtered ? kFiltered : define_locked(r, std::move(def));
   r.by_address.emplace(fn, id);
   return id;
 }

@@ -9,7 +9,18 @@
 
 #include "measurement/record.hpp"
 
+namespace prof::filter {
+class Filter;
+}
+
 namespace prof::regions {
+
+/// The id for_address() gives a function the run-time filter excludes: never defined, never
+/// recorded. The hooks test for it right after the cache probe.
+constexpr RegionId kFiltered = 0xfffffffeu;
+
+/// The run-time filter (PROF_FILTERING_FILE), set once at init before any event; may be null.
+void set_filter(const filter::Filter* f);
 
 enum class Paradigm : std::uint8_t { Measurement, Compiler, User, Pthread };
 enum class Role : std::uint8_t { Function, Wrapper, ThreadCreate, ThreadWait, Artificial, Code };
@@ -27,8 +38,8 @@ struct RegionDef {
 /// Defines (or finds the identical) region. Any thread; locks; allocates.
 RegionId define(RegionDef def);
 /// The region of a compiler-hook function address, resolved through the symbol tables once per
-/// address per process. Any thread; locks; allocates. Unknown code gets a region named
-/// "UNKNOWN@0x<addr>" so no event is lost.
+/// address per process, or kFiltered. Any thread; locks; allocates. Unknown code gets a
+/// region named "UNKNOWN@0x<addr>" so no event is lost.
 RegionId for_address(const void* fn);
 /// Forgets every address → region mapping (code was unloaded; the regions themselves stay).
 /// Any thread; locks.

@@ -51,6 +51,9 @@ def main():
     ap.add_argument("--count-visits", action="store_true", help="profile visits per region == PROF_EXPECT lines")
     ap.add_argument("--time-between", action="append", default=[],
                     help="REGION:LOW:HIGH: inclusive time (s) of REGION summed over call paths and locations")
+    ap.add_argument("--ignore-expect", action="append", default=[], help="a PROF_EXPECT region not to compare")
+    ap.add_argument("--absent", action="append", default=[],
+                    help="a region that must appear in neither the trace nor the profile")
     ap.add_argument("--no-file", action="append", default=[], help="glob (in the work dir) that must match nothing")
     ap.add_argument("--events", action="append", default=[], help="TYPE=N or TYPE>N: number of OTF2 events of a type")
     ap.add_argument("--static-binary", action="store_true",
@@ -58,6 +61,7 @@ def main():
     ap.add_argument("--rss-total-memory", type=int, default=0,
                     help="PROF_TOTAL_MEMORY in bytes: assert peak RSS <= RSS without tracing + 1.1 x this")
     a = ap.parse_args()
+    IGNORED.update(a.ignore_expect)
 
     work = os.path.join(a.workdir, a.name)
     shutil.rmtree(work, ignore_errors=True)
@@ -175,12 +179,20 @@ def main():
                 fail("%s events: %d, expected %s%d" % (name, got, op, n))
     if a.cubex_check is not None or a.count_visits or a.time_between:
         check_profile(a, work, exp, r.stdout)
+    if a.absent:
+        defined = subprocess.run(["otf2-print", "-G", anchor], capture_output=True, text=True).stdout
+        regions = set(re.findall(r'^REGION\s+\d+\s+Name: "(.*?)" <', defined, re.M))
+        cubex = os.path.join(exp, "profile.cubex")
+        dump = subprocess.run(["python3", os.path.join(a.shared_tools, "cubex_check.py"), cubex, "--dump"],
+                              capture_output=True, text=True).stdout if os.path.exists(cubex) else ""
+        for name in a.absent:
+            if any(x == name or short(x) == name for x in regions):
+                fail("filtered region %s is defined in the trace" % name)
+            if re.search(r"(^|/)%s(/|\s)" % re.escape(name), dump, re.M):
+                fail("filtered region %s is in the profile" % name)
+            print("absent from trace and profile: %s" % name)
     if a.count_enters:
-        expected = {}
-        for line in r.stdout.splitlines():
-            m = re.match(r"PROF_EXPECT (\S+) (\d+)$", line.strip())
-            if m:
-                expected[m.group(1)] = expected.get(m.group(1), 0) + int(m.group(2))
+        expected = expected_counts(r.stdout)
         if not expected:
             fail("the program printed no PROF_EXPECT lines")
         counts = count_enters(anchor)
@@ -215,11 +227,14 @@ def short(name):
     return n.split(" ")[-1]
 
 
+IGNORED = set()
+
+
 def expected_counts(stdout):
     expected = {}
     for line in stdout.splitlines():
         m = re.match(r"PROF_EXPECT (\S+) (\d+)$", line.strip())
-        if m:
+        if m and m.group(1) not in IGNORED:
             expected[m.group(1)] = expected.get(m.group(1), 0) + int(m.group(2))
     return expected
 

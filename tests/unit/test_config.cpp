@@ -398,6 +398,7 @@ TEST_CASE("cfg_file_text lists every variable and quotes strings for sh", "[conf
         "PROF_TIMER=auto\n"
         "PROF_VERBOSE=0\n"
         "PROF_PROFILING_MAX_CALLPATH_DEPTH=100\n"
+        "PROF_FILTERING_FILE=''\n"
         "PROF_PROFILING_BASE_NAME='profile'\n"
         "PROF_PTHREAD_ENABLE=create\n");
   reset();
