@@ -2,6 +2,8 @@
 // prof-wrap's option parsing and the compile/link classification of a compiler command.
 #include "command_line.hpp"
 
+#include <filesystem>
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -66,7 +68,13 @@ void apply_option(Options& o, const std::string& arg) {
   else if (arg == "--user") o.user = true;
   else if (arg == "--nouser") o.user = false;
   else if (arg == "--keep-files") o.keep_files = true;
-  else throw UsageError("unknown option '" + arg + "' before the compiler name");
+  else if (arg.rfind("--instrument-filter=", 0) == 0) {
+    std::string file = arg.substr(std::strlen("--instrument-filter="));
+    if (file.empty()) throw UsageError("--instrument-filter= needs a file, e.g. --instrument-filter=my.filter");
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(file, ec);
+    o.instrument_filters.push_back(ec ? file : abs.lexically_normal().string());
+  } else throw UsageError("unknown option '" + arg + "' before the compiler name");
 }
 
 std::vector<std::string> split_whitespace(const char* text) {

@@ -28,6 +28,9 @@ struct Options {
   bool nocompiler = false;  ///< no compiler instrumentation (still link libprof)
   bool user = false;        ///< define PROF_USER_ENABLE for the <prof/user.h> macros
   bool keep_files = false;  ///< keep the generated adapter-list source and object
+  /// --instrument-filter=FILE (repeatable), absolute paths: checked at build time, applied by the
+  /// runtime as a run-time filter until compile-time filtering arrives with the compiler plugin.
+  std::vector<std::string> instrument_filters;
 };
 
 /// The command line split into prof-wrap's part and the compiler's part.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "command_line.hpp"
+#include "measurement/filter/filter.hpp"
 #include "install_layout.hpp"
 #include "toolchain.hpp"
 
@@ -44,6 +45,8 @@ const char kUsage[] =
     "      --user       enable the PROF_USER_* macros of <prof/user.h> (-DPROF_USER_ENABLE)\n"
     "      --nouser     undo --user (the default)\n"
     "      --keep-files keep the generated adapter list (source and object)\n"
+    "      --instrument-filter=FILE  a filter file (prof or Score-P syntax), checked now and\n"
+    "                   applied at run time until compile-time filtering arrives (issue #4)\n"
     "      --           end of prof-wrap options; the next word is the compiler\n"
     "\n"
     "Environment:\n"
@@ -141,6 +144,12 @@ int wrap(const std::vector<std::string>& args) {
     return 0;
   }
   const Options& opt = cl.options;
+  for (const auto& f : opt.instrument_filters) {
+    // A malformed filter fails the build here, not the run later.
+    prof::filter::Filter filter;
+    std::string err;
+    if (!filter.load(f, &err)) throw WrapError("--instrument-filter: " + err);
+  }
   const Plan plan = classify(cl.compiler_argv);
 
   Layout layout = layout_for_executable(self_executable());
@@ -172,7 +181,7 @@ int wrap(const std::vector<std::string>& args) {
   const auto commands = build_commands(plan, layout, opt, files);
   if (adapter_list && !opt.dry_run) {
     std::ofstream out(files.adapter_source);
-    out << adapter_list_source(linked_adapters(plan, *find_toolchain(plan.argv[0]), opt));
+    out << adapter_list_source(linked_adapters(plan, *find_toolchain(plan.argv[0]), opt), opt.instrument_filters);
     if (!out.flush()) throw WrapError("cannot write " + files.adapter_source + "; check TMPDIR");
   }
 

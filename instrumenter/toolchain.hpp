@@ -50,7 +50,8 @@ struct AdapterEntry {
 std::vector<const AdapterEntry*> linked_adapters(const Plan& plan, const Toolchain& tc, const Options& options);
 
 /// The generated C source naming `adapters` in `prof_linked_adapters[]`.
-std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters);
+std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters,
+                                const std::vector<std::string>& instrument_filters = {});
 
 /// Where the generated adapter list goes (main makes them unique temporaries).
 struct WorkFiles {

@@ -38,6 +38,9 @@
 
 extern char** environ;
 
+// Written by prof-wrap into the executable for --instrument-filter (weak: usually absent).
+extern "C" const char* const prof_instrument_filters[] __attribute__((weak));
+
 namespace prof::runtime {
 
 namespace {
@@ -409,13 +412,18 @@ void init() {
                ": use a power of two from 4K to a quarter of the event memory, e.g. 64K",
                page, total);
   check_directory(v);
-  if (!v.filtering_file.empty()) {
+  if (!v.filtering_file.empty() || prof_instrument_filters) {
     // A malformed filter makes the run meaningless: fatal, before the program's work.
     auto* f = new filter::Filter;  // never destroyed: hooks may run during exit
     std::string ferr;
-    if (!f->load(v.filtering_file, &ferr)) log::fatal("PROF_FILTERING_FILE: %s", ferr.c_str());
+    for (const char* const* p = prof_instrument_filters; p && *p; ++p) {
+      if (!f->load(*p, &ferr))
+        log::fatal("the --instrument-filter file this program was built with cannot be used: %s; restore it or rebuild", ferr.c_str());
+      log::info(0, "notice: prof-wrap --instrument-filter=%s is applied as a run-time filter (compile-time filtering arrives with the compiler plugin)", *p);
+    }
+    if (!v.filtering_file.empty() && !f->load(v.filtering_file, &ferr)) log::fatal("PROF_FILTERING_FILE: %s", ferr.c_str());
     regions::set_filter(f);
-    log::info(1, "filter: %s (%zu rules)", v.filtering_file.c_str(), f->rule_count());
+    log::info(1, "filter: %zu rules", f->rule_count());
   }
 
   if (const char* w = timer::init(v.timer)) log::warning("%s", w);
