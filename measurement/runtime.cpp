@@ -343,18 +343,6 @@ void install_signal_handlers() {
   }
 }
 
-void write_program_begin(Location* loc) {
-  Record* r = loc->trace.try_reserve(0);
-  if (!r) r = runtime::reserve_slow(loc, timer::start(), 0);
-  if (!r) return;
-  r->time = timer::start();
-  r->type = RecordType::ProgramBegin;
-  r->slots = 0;
-  r->aux = 0;
-  r->ref = 0;
-  loc->trace.commit();
-}
-
 // Resident memory now and at its peak (KiB), for PROF_VERBOSE=2.
 void log_rss(const char* where) {
   if (log::g_verbose < 2) return;
@@ -464,7 +452,7 @@ void init() {
   g_init_state.store(2);
 
   if (Location* loc = create_location()) {
-    if (v.enable_tracing) write_program_begin(loc);
+    if (v.enable_tracing) detail::put(loc, timer::start(), RecordType::ProgramBegin, 0);
   }
   log_rss("after init");
   errno = saved;
