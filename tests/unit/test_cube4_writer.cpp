@@ -5,7 +5,7 @@
 // enumeration (deep vs wide) shows up as a value at the wrong call path.
 #include <catch2/catch.hpp>
 
-#include "tests/unit/temp_dir.hpp"
+#include "tests/unit/test_support.hpp"
 
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -65,14 +65,10 @@ Check cubex_check(const std::string& file, const std::string& args) {
   Check c;
   const std::string cmd = "python3 " + shell_quote(std::string(PROF_SHARED_TOOLS) +
                                                    "/cubex_check.py") +
-                          " " + shell_quote(file) + " " + args + " --dump 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[65536];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) c.out.append(buf, n);
-  const int status = ::pclose(p);
-  c.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+                          " " + shell_quote(file) + " " + args + " --dump";
+  const prof_test::RunResult r = prof_test::run(cmd, "");  // stdout and stderr together
+  c.out = r.out;
+  c.rc = r.rc;
 
   // Columns are padded and separated by at least two blanks; our names never contain two.
   static const std::regex sep(" {2,}");

@@ -5,7 +5,7 @@
 // clamping of decreasing timestamps, and OTF2 flushing when its one pool block is full.
 #include <catch2/catch.hpp>
 
-#include "tests/unit/temp_dir.hpp"
+#include "tests/unit/test_support.hpp"
 
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -48,30 +48,8 @@ struct TempDir : prof_test::TempDir {
   std::string archive() const { return path + "/traces.otf2"; }
 };
 
-struct RunResult {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-/// Runs `cmd` with /bin/sh; stdout and stderr captured separately.
-RunResult run(const std::string& cmd, const std::string& scratch_dir) {
-  RunResult r;
-  const std::string err_file = scratch_dir + "/stderr.txt";
-  FILE* p = ::popen((cmd + " 2>'" + err_file + "'").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[65536];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  std::remove(err_file.c_str());
-  return r;
-}
+using prof_test::run;
+using prof_test::RunResult;
 
 /// Event lines of `otf2-print -A` by record name ("ENTER", "THREAD_CREATE", ...).
 std::map<std::string, std::size_t> count_events(const std::string& printed) {
