@@ -44,21 +44,65 @@ void leave_repair(Location* loc, RegionId region, Timestamp t) {
   pop(loc, t);
 }
 
+namespace {
+
+/// A well-mixed key for the call path `region` below the path with key (or node address) `parent`.
+std::uint64_t path_key(std::uint64_t parent, RegionId region) {
+  std::uint64_t k = parent + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(region) + 1);
+  k = (k ^ (k >> 30)) * 0xBF58476D1CE4E5B9ull;
+  k = (k ^ (k >> 27)) * 0x94D049BB133111EBull;
+  return k ^ (k >> 31);
+}
+
+/// The PROFILE MEMORY FULL child of `parent`, made from the location's reserve if needed.
+ProfileNode* full_child(Location* loc, ProfileNode* parent, RegionId full_region) {
+  for (ProfileNode* c = parent->first_child; c; c = c->next_sibling)
+    if (c->region == full_region) return c;
+  ProfileFull& full = loc->full;
+  if (full.used == ProfileFull::kNodes || full_region == kNoRegion) return nullptr;
+  ProfileNode* n = &full.nodes[full.used++];
+  *n = ProfileNode{full_region, 0, parent, nullptr, parent->first_child, 0, 0, ~std::uint64_t{0}, 0};
+  parent->first_child = n;
+  return n;
+}
+
+}  // namespace
+
 ProfileNode* new_node(Location* loc, RegionId region) {
+  ProfileNode* parent = loc->current_node;
+  ProfileFull& full = loc->full;
+  if (parent->region == runtime::memory_full_region(false) && parent->region != kNoRegion) {
+    // Below a PROFILE MEMORY FULL visit: the call stays inside it. Its path key goes into the
+    // frame's unused enter time, for the calls below it.
+    Frame& f = loc->frames[loc->depth - 1];
+    const Frame& up = loc->frames[loc->depth - 2];
+    f.enter_time = path_key(up.node ? full.open_key : up.enter_time, region);
+    full.missing.add(f.enter_time);
+    return nullptr;
+  }
   NodeArena& a = loc->arena;
   if (static_cast<std::size_t>(a.end - a.pos) < sizeof(ProfileNode)) {
-    int saved = errno;
-    bool ok = runtime::profile_chunk(loc);
-    errno = saved;
+    bool ok = false;
+    if (full.misses >= full.retry_at) {
+      int saved = errno;
+      ok = runtime::profile_chunk(loc);
+      errno = saved;
+      // The pool is asked again only now and then: each try takes the process lock.
+      if (!ok) full.retry_at = full.misses + 256;
+    }
     if (!ok) {
-      ++loc->profile_folded;
-      return nullptr;
+      ++full.misses;
+      std::uint64_t key = path_key(reinterpret_cast<std::uintptr_t>(parent), region);
+      full.missing.add(key);
+      ProfileNode* n = full_child(loc, parent, runtime::memory_full_region(true));
+      if (n) full.open_key = key;
+      else ++loc->profile_folded;
+      return n;
     }
   }
   auto* n = reinterpret_cast<ProfileNode*>(a.pos);
   a.pos += sizeof(ProfileNode);
   ++a.nodes;
-  ProfileNode* parent = loc->current_node;
   *n = ProfileNode{region, 0, parent, nullptr, parent->first_child, 0, 0, ~std::uint64_t{0}, 0};
   parent->first_child = n;
   return n;

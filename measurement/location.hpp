@@ -76,6 +76,7 @@ struct Location {
   std::uint32_t profile_max_depth = 100;   ///< PROF_PROFILING_MAX_CALLPATH_DEPTH
   ProfileNode root_node{};                 ///< the program-root region; every path starts here
   NodeArena arena;
+  ProfileFull full;                        ///< "PROFILE MEMORY FULL" call paths, when the pool is empty
 
   // Identity.
   std::uint32_t index = 0;        ///< creation order in the process; 0 = first (normally main)
@@ -92,7 +93,7 @@ struct Location {
   std::uint64_t dropped_reentries = 0;  ///< events inside prof itself (signals), dropped
   std::uint64_t closed_at_end = 0;      ///< frames still open when the thread or process ended
   std::uint64_t flushes = 0;
-  std::uint64_t profile_folded = 0;     ///< call paths not created for lack of memory
+  std::uint64_t profile_folded = 0;     ///< visits to call paths not created for lack of memory
   std::uint64_t profile_too_deep = 0;   ///< visits below PROF_PROFILING_MAX_CALLPATH_DEPTH, folded
 };
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -567,6 +568,19 @@ bool profile_chunk(Location* loc) {
   return true;
 }
 
+RegionId memory_full_region(bool define) {
+  static std::atomic<RegionId> id{kNoRegion};
+  RegionId r = id.load(std::memory_order_acquire);
+  if (r != kNoRegion || !define || !g_state) return r;
+  regions::RegionDef def;
+  def.name = def.canonical = "PROFILE MEMORY FULL";
+  def.paradigm = regions::Paradigm::Measurement;
+  def.role = regions::Role::Artificial;
+  r = regions::define(def);  // defines once: the same definition gives the same id
+  id.store(r, std::memory_order_release);
+  return r;
+}
+
 void defer_ready() {
   if (g_state) g_state->deferred = true;
 }
@@ -664,10 +678,14 @@ void finalize(int exit_status) {
       log_rss("after writing the definitions");
     }
   }
-  std::uint64_t folded = 0, too_deep = 0;
+  std::uint64_t folded = 0, too_deep = 0, misses = 0, nodes = 0;
+  DistinctCounter missing;
   for (Location* loc : locs) {
     folded += loc->profile_folded;
     too_deep += loc->profile_too_deep;
+    misses += loc->full.misses;
+    if (loc->full.misses) missing.merge(loc->full.missing);
+    nodes += loc->arena.nodes;
   }
   if (v.enable_profiling) {
     std::lock_guard<std::mutex> lock(s->mutex);
@@ -681,9 +699,17 @@ void finalize(int exit_status) {
     log::warning("%" PRIu64 " visits deeper than PROF_PROFILING_MAX_CALLPATH_DEPTH=%" PRIu64
                  " were folded into their ancestor at that depth (their time is in its inclusive time); raise the variable to see them",
                  too_deep, v.profiling_max_callpath_depth);
-  if (folded)
-    log::warning("%" PRIu64 " call paths were not recorded because the profile ran out of memory (it held %s); raise PROF_TOTAL_MEMORY",
-                 folded, size_text(s->profile_bytes.load()).c_str());
+  if (misses) {
+    // The memory the missing call paths would have taken, with a margin for the estimate's
+    // error and for each location's partly used last chunk.
+    const auto paths = static_cast<std::uint64_t>(missing.estimate() + 0.5);
+    const std::uint64_t more = paths * sizeof(ProfileNode) + locs.size() * v.page_size;
+    const std::string in_caller = folded ? " (" + std::to_string(folded) + " visits in their caller: no more such nodes)" : "";
+    log::warning("the profile ran out of memory: it holds %" PRIu64 " call paths (%s), about %" PRIu64
+                 " more are in 'PROFILE MEMORY FULL' nodes%s; it needed about %s more: set PROF_TOTAL_MEMORY=%s",
+                 nodes, size_text(s->profile_bytes.load()).c_str(), paths, in_caller.c_str(), size_text(more).c_str(),
+                 size_text(v.total_memory + more + more / 8).c_str());
+  }
 
   // One line per cause, at the end, never from the hot path.
   if (s->flushes) {

@@ -38,6 +38,10 @@ void defer_ready();
 bool profile_chunk(Location* loc);
 bool ready(std::uint32_t rank = 0);
 
+/// The artificial region "PROFILE MEMORY FULL". `define`: define it if needed (when a profile
+/// first runs out of memory; locks once); otherwise kNoRegion until then. Any thread.
+RegionId memory_full_region(bool define);
+
 /// Code was unloaded (dlclose): every address → region mapping is forgotten, in the process
 /// table now and in each thread's cache before its next event. Any thread; locks.
 void code_unloaded();

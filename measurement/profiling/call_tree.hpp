@@ -31,4 +31,39 @@ struct NodeArena {
   std::uint64_t nodes = 0;
 };
 
+/// Counts distinct 64-bit keys in 4 KiB (HyperLogLog, standard error about 1.6 %): the call
+/// paths a profile had no memory for, for the end-of-run estimate of what it needed. Add and
+/// merge are cheap and allocation-free.
+struct DistinctCounter {
+  static constexpr unsigned kBits = 12;
+  std::uint8_t reg[1u << kBits]{};
+  void add(std::uint64_t hash) {
+    std::uint8_t& r = reg[hash >> (64 - kBits)];
+    std::uint64_t rest = hash << kBits;
+    auto rank = static_cast<std::uint8_t>(rest ? __builtin_clzll(rest) + 1 : 64 - kBits + 1);
+    if (rank > r) r = rank;
+  }
+  void merge(const DistinctCounter& o) {
+    for (unsigned i = 0; i < (1u << kBits); ++i)
+      if (o.reg[i] > reg[i]) reg[i] = o.reg[i];
+  }
+  double estimate() const;  // profile_writer.cpp
+};
+
+/// What a location does when its profile cannot grow: a visit to a new call path goes to a
+/// "PROFILE MEMORY FULL" child of the current call path (a few such nodes are kept in the
+/// location itself, so they need no pool memory); calls below it stay inside it. Only when
+/// these nodes are used up does a visit fold into its parent. The missing call paths are
+/// counted by key (a hash of the path) so that the end-of-run message can say how much memory
+/// the profile needed. Owner thread only.
+struct ProfileFull {
+  static constexpr unsigned kNodes = 32;
+  ProfileNode nodes[kNodes]{};
+  std::uint32_t used = 0;
+  std::uint64_t open_key = 0;   ///< key of the path of the open PROFILE MEMORY FULL visit
+  std::uint64_t misses = 0;     ///< visits that found no memory for their call path
+  std::uint64_t retry_at = 0;   ///< next `misses` value at which the pool is asked again
+  DistinctCounter missing;      ///< call paths that are not in the profile
+};
+
 }  // namespace prof

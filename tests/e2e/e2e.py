@@ -58,6 +58,9 @@ def main():
     ap.add_argument("--events", action="append", default=[], help="TYPE=N or TYPE>N: number of OTF2 events of a type")
     ap.add_argument("--static-binary", action="store_true",
                     help="the built program is statically linked: no NEEDED entries, no dynamic section (but static-pie's)")
+    ap.add_argument("--memory-full", action="store_true",
+                    help="the profile runs out of memory: a PROFILE MEMORY FULL node has visits, no region has more "
+                         "visits than calls; a rerun with the PROF_TOTAL_MEMORY the warning suggests has exact visits")
     ap.add_argument("--rss-total-memory", type=int, default=0,
                     help="PROF_TOTAL_MEMORY in bytes: assert peak RSS <= RSS without tracing + 1.1 x this")
     a = ap.parse_args()
@@ -179,6 +182,8 @@ def main():
                 fail("%s events: %d, expected %s%d" % (name, got, op, n))
     if a.cubex_check is not None or a.count_visits or a.time_between:
         check_profile(a, work, exp, r.stdout)
+    if a.memory_full:
+        check_memory_full(a, work, exp, run, env, r)
     if a.absent:
         defined = subprocess.run(["otf2-print", "-G", anchor], capture_output=True, text=True).stdout
         regions = set(re.findall(r'^REGION\s+\d+\s+Name: "(.*?)" <', defined, re.M))
@@ -239,11 +244,44 @@ def expected_counts(stdout):
     return expected
 
 
-def check_profile(a, work, exp, stdout):
-    """cubex_check.py on profile.cubex; then values read back with its --dump."""
+def check_memory_full(a, work, exp, run, env, r):
+    """The profile ran out of memory: its PROFILE MEMORY FULL nodes hold visits, no region has
+    more visits than calls, and the PROF_TOTAL_MEMORY the warning asks for is enough."""
+    m = re.search(r"^prof: warning: the profile ran out of memory: .* set PROF_TOTAL_MEMORY=(\S+)$", r.stderr, re.M)
+    if not m:
+        fail("no warning that the profile ran out of memory, with the PROF_TOTAL_MEMORY to set")
+    visits, _ = profile_values(a, exp, "--expect-region='PROFILE MEMORY FULL'")
+    full = visits.get("PROFILE MEMORY FULL", 0)
+    print("PROFILE MEMORY FULL visits: %d" % full)
+    if full <= 0:
+        fail("the PROFILE MEMORY FULL nodes have no visits")
+    for region, n in sorted(expected_counts(r.stdout).items()):
+        got = sum(v for k, v in visits.items() if k == region or short(k) == region)
+        print("visits %-20s profile %-8d program %d" % (region, got, n))
+        if got > n:
+            fail("profile visits of %s are %d, more than the %d calls" % (region, got, n))
+    suggested = m.group(1)
+    print("--- rerun with PROF_TOTAL_MEMORY=%s" % suggested)
+    shutil.rmtree(exp, ignore_errors=True)
+    r2 = subprocess.run(run, capture_output=True, text=True, env=dict(env, PROF_TOTAL_MEMORY=suggested), cwd=work)
+    print(r2.stderr[-2000:])
+    if r2.returncode != a.exit or "ran out of memory" in r2.stderr:
+        fail("the rerun with the suggested PROF_TOTAL_MEMORY=%s still ran out of memory (or failed)" % suggested)
+    visits, _ = profile_values(a, exp, "")
+    if "PROFILE MEMORY FULL" in visits:
+        fail("the rerun's profile still has a PROFILE MEMORY FULL node")
+    for region, n in sorted(expected_counts(r2.stdout).items()):
+        got = sum(v for k, v in visits.items() if k == region or short(k) == region)
+        if got != n:
+            fail("rerun: profile visits of %s are %d, the program made %d calls" % (region, got, n))
+    print("rerun: exact visits for every region")
+
+
+def profile_values(a, exp, options):
+    """cubex_check.py on profile.cubex (which must pass); visits and inclusive times summed per region."""
     cubex = os.path.join(exp, "profile.cubex")
     checker = os.path.join(a.shared_tools, "cubex_check.py")
-    c = subprocess.run(["python3", checker, cubex, "--dump"] + shlex.split(a.cubex_check or ""),
+    c = subprocess.run(["python3", checker, cubex, "--dump"] + shlex.split(options),
                        capture_output=True, text=True)
     lines = c.stdout.splitlines()
     print("\n".join(l for l in lines if not l.startswith(("visits", "time", "min_time", "max_time", "metric ")))[-3000:])
@@ -264,6 +302,12 @@ def check_profile(a, work, exp, stdout):
         region = path.split("/")[-1]
         target = visits if l.startswith("visits") else times
         target[region] = target.get(region, 0) + value
+    return visits, times
+
+
+def check_profile(a, work, exp, stdout):
+    """cubex_check.py on profile.cubex; then values read back with its --dump."""
+    visits, times = profile_values(a, exp, a.cubex_check or "")
     if a.count_visits:
         expected = expected_counts(stdout)
         if not expected:
