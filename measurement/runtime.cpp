@@ -417,7 +417,7 @@ void init() {
 
   if (const char* w = timer::init(v.timer)) log::warning("%s", w);
   log::info(1, "timer: %s, %" PRIu64 " ticks/s", timer::name(), timer::resolution());
-  if (v.enable_tracing || v.enable_profiling) {
+  if (v.enable_tracing || v.enable_profiling || v.summary) {
     if (!s->events.init(event_bytes, page) || (v.enable_tracing && !s->otf2_blocks.init(otf2_bytes, kOtf2BlockBytes)))
       log::fatal("cannot reserve PROF_TOTAL_MEMORY=%" PRIu64 " bytes (%s); lower PROF_TOTAL_MEMORY", total, std::strerror(errno));
     log::info(1, "memory: %" PRIu64 " chunks of %" PRIu64 " bytes for events and profile nodes, %" PRIu64 " KiB for OTF2 buffers",
@@ -469,7 +469,7 @@ Location* create_location() {
   bool main_thread = ::gettid() == ::getpid();
   loc->name = main_thread ? "Master thread" : "Pthread thread " + std::to_string(loc->index);
   loc->tracing = config::g_values.enable_tracing;
-  loc->profiling = config::g_values.enable_profiling;
+  loc->profiling = config::g_values.enable_profiling || config::g_values.summary;  // PROF_SUMMARY needs the call tree
   loc->root_node = ProfileNode{s->root_region, 0, nullptr, nullptr, nullptr, 0, 0, ~std::uint64_t{0}, 0};
   loc->current_node = &loc->root_node;
   loc->profile_max_depth = static_cast<std::uint32_t>(config::g_values.profiling_max_callpath_depth);
@@ -687,12 +687,21 @@ void finalize(int exit_status) {
     if (loc->full.misses) missing.merge(loc->full.missing);
     nodes += loc->arena.nodes;
   }
-  if (v.enable_profiling) {
-    std::lock_guard<std::mutex> lock(s->mutex);
-    if (ready_locked(*s)) {
-      std::string path = s->directory + "/" + v.profiling_base_name + ".cubex", err;
-      if (!write_profile(path, locs, last, &err)) log::error("%s", err.c_str());
-      else log::info(1, "profile written: %s", path.c_str());
+  if (v.enable_profiling || v.summary) {
+    cube4::Profile profile;
+    std::string err;
+    if (!build_profile(locs, last, &profile, &err)) {
+      log::error("%s; no profile written", err.c_str());
+    } else {
+      if (v.enable_profiling) {
+        std::lock_guard<std::mutex> lock(s->mutex);
+        if (ready_locked(*s)) {
+          std::string path = s->directory + "/" + v.profiling_base_name + ".cubex";
+          if (!cube4::write(path, profile, &err)) log::error("%s", err.c_str());
+          else log::info(1, "profile written: %s", path.c_str());
+        }
+      }
+      if (v.summary) std::fputs(summary_table(profile, 10).c_str(), stderr);
     }
   }
   if (too_deep)

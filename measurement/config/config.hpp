@@ -100,6 +100,7 @@ struct Values {
   std::uint64_t pthread_enable = 0;  ///< bits of PthreadFeature
   std::uint64_t profiling_max_callpath_depth = 100;
   std::string profiling_base_name = "profile";
+  bool summary = false;
   std::string filtering_file;
 };
 enum TimerChoice : std::uint64_t { kTimerAuto = 0, kTimerTsc = 1, kTimerClockGettime = 2 };

@@ -102,6 +102,14 @@ const Var kCoreVars[] = {
     {"PROFILING_BASE_NAME", Type::String, "profile", &g_values.profiling_base_name,
      "File name of the profile, without `.cubex`.",
      "The profile is written as `<experiment directory>/<name>.cubex`."},
+    {"SUMMARY", Type::Bool, "false", &g_values.summary,
+     "Print the regions with the most time at the end of the run.",
+     "At the end of the run, prof prints to stderr a table of the ten regions with the most "
+     "exclusive time (summed over threads): share of the total, exclusive and inclusive "
+     "seconds, visits, exclusive time per visit, and the shortest and longest visit. It "
+     "needs the call-path profile, which is recorded for it even with "
+     "`PROF_ENABLE_PROFILING=false` (then no `profile.cubex` is written). For the whole "
+     "profile, use `prof-score -r` on `profile.cubex`."},
     {},
 };
 

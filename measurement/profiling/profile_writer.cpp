@@ -12,6 +12,7 @@
 
 #include "measurement/definitions/regions.hpp"
 #include "measurement/profiling/cube4_writer.hpp"
+#include "measurement/profiling/summary.hpp"
 #include "measurement/timer.hpp"
 
 namespace prof {
@@ -87,8 +88,8 @@ double DistinctCounter::estimate() const {
   return raw <= 2.5 * m && zeros ? m * std::log(m / zeros) : raw;
 }
 
-bool write_profile(const std::string& path, const std::vector<Location*>& locations, Timestamp end, std::string* error) {
-  cube4::Profile p;
+bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4::Profile* out, std::string* error) {
+  cube4::Profile& p = *out;
   for (const auto& r : regions::snapshot())
     p.regions.push_back({r.name, r.canonical, r.file, r.begin_line, r.end_line, paradigm_name(r.paradigm), role_name(r.role)});
   char host[256] = {0};
@@ -98,7 +99,7 @@ bool write_profile(const std::string& path, const std::vector<Location*>& locati
   for (const Location* l : locations)
     if (l->profiling) locs.push_back(l);
   if (locs.empty()) {
-    *error = "no thread recorded a profile; nothing written to " + path;
+    *error = "no thread recorded a profile";
     return false;
   }
   Merger m{p, {}, {}};
@@ -141,7 +142,15 @@ bool write_profile(const std::string& path, const std::vector<Location*>& locati
       for (const ProfileNode* c = node->first_child; c; c = c->next_sibling) todo.push_back(c);
     }
   }
-  return cube4::write(path, p, error);
+  return true;
+}
+
+std::string summary_table(const cube4::Profile& p, std::size_t top) {
+  const std::vector<double> visits(p.visits.begin(), p.visits.end());
+  summary::Input in{&p.cnodes, p.regions.size(), p.locations.size(), &visits, &p.time_incl, &p.min_time, &p.max_time};
+  std::vector<std::string> names;
+  for (const cube4::Region& r : p.regions) names.push_back(r.name);
+  return summary::table(summary::by_region(in), names, top, p.locations.size());
 }
 
 }  // namespace prof

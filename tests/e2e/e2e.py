@@ -58,6 +58,8 @@ def main():
     ap.add_argument("--events", action="append", default=[], help="TYPE=N or TYPE>N: number of OTF2 events of a type")
     ap.add_argument("--static-binary", action="store_true",
                     help="the built program is statically linked: no NEEDED entries, no dynamic section (but static-pie's)")
+    ap.add_argument("--summary", action="store_true",
+                    help="PROF_SUMMARY table on stderr: visits equal PROF_EXPECT and the profile's, shares add up to 100 %%")
     ap.add_argument("--memory-full", action="store_true",
                     help="the profile runs out of memory: a PROFILE MEMORY FULL node has visits, no region has more "
                          "visits than calls; a rerun with the PROF_TOTAL_MEMORY the warning suggests has exact visits")
@@ -182,6 +184,8 @@ def main():
                 fail("%s events: %d, expected %s%d" % (name, got, op, n))
     if a.cubex_check is not None or a.count_visits or a.time_between:
         check_profile(a, work, exp, r.stdout)
+    if a.summary:
+        check_summary(a, exp, r)
     if a.memory_full:
         check_memory_full(a, work, exp, run, env, r)
     if a.absent:
@@ -242,6 +246,37 @@ def expected_counts(stdout):
         if m and m.group(1) not in IGNORED:
             expected[m.group(1)] = expected.get(m.group(1), 0) + int(m.group(2))
     return expected
+
+
+def check_summary(a, exp, r):
+    """The PROF_SUMMARY table: rows parse, visits match the program and the profile (read with
+    cubex_check.py), exclusive shares add up to at most 100 %, times are consistent."""
+    rows = re.findall(r"^prof: +([\d.]+)% +([\d.]+) +([\d.]+) +(\d+) +(\S+) +([\d.]+) +([\d.]+)  (.+)$", r.stderr, re.M)
+    head = re.search(r"^prof: summary: ([\d.]+) s in (\d+) regions on (\d+) locations?.*; top (\d+):$", r.stderr, re.M)
+    if not head or not rows:
+        fail("no PROF_SUMMARY table on stderr")
+    if len(rows) != int(head.group(4)):
+        fail("the summary promises %s rows, has %d" % (head.group(4), len(rows)))
+    expected = expected_counts(r.stdout)
+    profile = profile_values(a, exp, "")[0] if os.path.exists(os.path.join(exp, "profile.cubex")) else None
+    share = 0.0
+    for pct, excl, incl, visits, per, mn, mx, region in rows:
+        share += float(pct)
+        if float(excl) > float(incl) + 1e-6:
+            fail("summary: %s has exclusive %s s > inclusive %s s" % (region, excl, incl))
+        n = int(visits)
+        if region in expected and n != expected[region]:
+            fail("summary: %s has %d visits, the program made %d calls" % (region, n, expected[region]))
+        if profile is not None and profile.get(region, 0) != n:
+            fail("summary: %s has %d visits, the profile %s" % (region, n, profile.get(region)))
+        if n and float(mn) > float(mx):
+            fail("summary: %s min > max" % region)
+        print("summary row ok: %s visits %d excl %s s" % (region, n, excl))
+    if share > 100.05:
+        fail("summary shares add up to %.2f %%" % share)
+    for region in expected:
+        if not any(row[7] == region for row in rows) and len(rows) < 10:
+            fail("summary: %s is missing" % region)
 
 
 def check_memory_full(a, work, exp, run, env, r):

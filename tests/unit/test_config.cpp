@@ -400,6 +400,7 @@ TEST_CASE("cfg_file_text lists every variable and quotes strings for sh", "[conf
         "PROF_PROFILING_MAX_CALLPATH_DEPTH=100\n"
         "PROF_FILTERING_FILE=''\n"
         "PROF_PROFILING_BASE_NAME='profile'\n"
+        "PROF_SUMMARY=false\n"
         "PROF_PTHREAD_ENABLE=create\n");
   reset();
   CHECK(cfg_file_text().find("PROF_EXPERIMENT_DIRECTORY=''\n") != std::string::npos);
