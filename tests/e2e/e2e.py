@@ -9,6 +9,7 @@ prof reports; stderr patterns; that no experiment directory was left behind.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import shlex
@@ -58,6 +59,14 @@ def main():
     ap.add_argument("--events", action="append", default=[], help="TYPE=N or TYPE>N: number of OTF2 events of a type")
     ap.add_argument("--static-binary", action="store_true",
                     help="the built program is statically linked: no NEEDED entries, no dynamic section (but static-pie's)")
+    ap.add_argument("--prof-score", default="", help="path of prof-score")
+    ap.add_argument("--score", action="store_true",
+                    help="prof-score --json: visits match the program and the profile; a traced rerun with the "
+                         "PROF_TOTAL_MEMORY it suggests does not flush, and its trace has the estimated size")
+    ap.add_argument("--score-generate", default=None,
+                    help="prof-score -g SPEC: the filter it writes excludes the --score-excluded regions, prof-score -f "
+                         "marks them, and a rerun with it has none of them in its profile")
+    ap.add_argument("--score-excluded", action="append", default=[])
     ap.add_argument("--summary", action="store_true",
                     help="PROF_SUMMARY table on stderr: visits equal PROF_EXPECT and the profile's, shares add up to 100 %%")
     ap.add_argument("--memory-full", action="store_true",
@@ -186,6 +195,10 @@ def main():
         check_profile(a, work, exp, r.stdout)
     if a.summary:
         check_summary(a, exp, r)
+    if a.score:
+        check_score(a, work, exp, run, env, r)
+    if a.score_generate is not None:
+        check_score_generate(a, work, exp, run, env)
     if a.memory_full:
         check_memory_full(a, work, exp, run, env, r)
     if a.absent:
@@ -246,6 +259,97 @@ def expected_counts(stdout):
         if m and m.group(1) not in IGNORED:
             expected[m.group(1)] = expected.get(m.group(1), 0) + int(m.group(2))
     return expected
+
+
+def prof_score(a, *args):
+    c = subprocess.run([a.prof_score] + list(args), capture_output=True, text=True)
+    if c.returncode:
+        fail("prof-score %s failed:\n%s%s" % (" ".join(args), c.stdout[-2000:], c.stderr[-2000:]))
+    return c
+
+
+def check_score(a, work, exp, run, env, r):
+    """prof-score on the run's profile: per-region visits equal the program's calls and the
+    profile's (read by cubex_check.py); a traced rerun at the suggested PROF_TOTAL_MEMORY does not
+    flush, one at 3/4 of it does, and the OTF2 event files have the estimated size."""
+    score = json.loads(prof_score(a, "--json", exp).stdout)
+    text = prof_score(a, "-r", exp).stdout
+    print(text[-3000:])
+    visits, _ = profile_values(a, exp, "")
+    regions = {}  # by display name: C++ constructors and destructors share one (C1/C2, D0/D1/D2)
+    for x in score["regions"]:
+        y = regions.setdefault(x["name"], dict(x, visits=0, max_buf=0))
+        y["visits"] += x["visits"]
+        y["max_buf"] += x["max_buf"]
+    for region, n in sorted(expected_counts(r.stdout).items()):
+        got = sum(x["visits"] for k, x in regions.items() if k == region or short(k) == region)
+        print("prof-score visits %-12s %-8d program %d" % (region, got, n))
+        if got != n:
+            fail("prof-score: %s has %d visits, the program made %d calls" % (region, got, n))
+    for name, x in regions.items():
+        if x["visits"] != visits.get(name, 0):
+            fail("prof-score: %s has %d visits, cubex_check.py reads %s" % (name, x["visits"], visits.get(name)))
+    for x in score["regions"]:
+        if not re.search(r"^ +\S+ +%s +%s +[\d.]+ +[\d.]+ +\S+  %s$" % (
+                format(int(x["max_buf"]), ",").replace(",", "[,]"), format(int(x["visits"]), ",").replace(",", "[,]"),
+                re.escape(x["name"])), text, re.M):
+            fail("prof-score -r has no row for %s with max_buf %d and visits %d" % (x["name"], x["max_buf"], x["visits"]))
+    groups = {g["name"]: g for g in score["groups"]}
+    if groups["ALL"]["visits"] != sum(x["visits"] for x in regions.values()):
+        fail("prof-score: ALL visits are not the sum of the regions'")
+    if abs(sum(g["time_percent"] for k, g in groups.items() if k != "ALL") - 100) > 0.01:
+        fail("prof-score: the groups' time shares do not add up to 100 %")
+    suggested = score["estimate"]["total_memory_text"]
+    estimated = score["estimate"]["trace_bytes"]
+    exp2 = os.path.join(work, "exp-traced")
+    traced = dict(env, PROF_ENABLE_TRACING="true", PROF_TOTAL_MEMORY=suggested, PROF_EXPERIMENT_DIRECTORY=exp2)
+    t = subprocess.run(run, capture_output=True, text=True, env=traced, cwd=work)
+    if t.returncode != a.exit:
+        fail("the traced rerun failed:\n" + t.stderr[-2000:])
+    if "trace buffers were flushed" in t.stderr:
+        fail("the traced rerun with the suggested PROF_TOTAL_MEMORY=%s flushed:\n%s" % (suggested, t.stderr[-2000:]))
+    size = sum(os.path.getsize(f) for f in glob.glob(os.path.join(exp2, "traces", "*.evt")))
+    print("estimated trace %d bytes, written %d bytes (%.3f); PROF_TOTAL_MEMORY=%s: no flush" % (estimated, size, size / estimated, suggested))
+    if not 0.9 * estimated <= size <= 1.1 * estimated + 256 * score["locations"]:
+        fail("the trace has %d bytes, prof-score estimated %d" % (size, estimated))
+    mib = int(suggested[:-1]) * (1024 if suggested.endswith("G") else 1)
+    if mib >= 12:
+        less = "%dM" % (mib * 3 // 4)
+        t = subprocess.run(run, capture_output=True, text=True, cwd=work,
+                           env=dict(traced, PROF_TOTAL_MEMORY=less, PROF_EXPERIMENT_DIRECTORY=exp2 + "-less"))
+        if "trace buffers were flushed" not in t.stderr:
+            fail("a traced rerun with PROF_TOTAL_MEMORY=%s (3/4 of the suggestion) did not flush: the estimate is too generous" % less)
+        print("PROF_TOTAL_MEMORY=%s: flushed, as expected" % less)
+
+
+def check_score_generate(a, work, exp, run, env):
+    """prof-score -g writes a filter that excludes exactly the expected regions; prof-score -f
+    marks them; a run with the filter has none of them in its profile."""
+    flt = os.path.join(work, "initial.filter")
+    args = ["-g"] + ([a.score_generate] if a.score_generate else []) + ["-o", flt, exp]
+    prof_score(a, *args)
+    text = open(flt).read()
+    print(text)
+    excluded = set(re.findall(r"^\s*EXCLUDE MANGLED (\S+)", text, re.M))
+    if excluded != set(a.score_excluded):
+        fail("prof-score -g excluded %s, expected %s" % (sorted(excluded), sorted(a.score_excluded)))
+    score = json.loads(prof_score(a, "--json", "-f", flt, exp).stdout)
+    for x in score["regions"]:
+        want = "+" if x["name"] in excluded else "-"
+        if x["filtered"] != want:
+            fail("prof-score -f marks %s %r, expected %r" % (x["name"], x["filtered"], want))
+    if not score["estimate_after_filtering"]["trace_bytes"] < score["estimate"]["trace_bytes"]:
+        fail("the filter does not reduce the estimated trace size")
+    exp2 = os.path.join(work, "exp-filtered")
+    f = subprocess.run(run, capture_output=True, text=True, cwd=work,
+                       env=dict(env, PROF_FILTERING_FILE=flt, PROF_EXPERIMENT_DIRECTORY=exp2))
+    if f.returncode != a.exit or "error" in f.stderr:
+        fail("the run with the generated filter failed:\n" + f.stderr[-2000:])
+    visits, _ = profile_values(a, exp2, "")
+    for name in excluded:
+        if name in visits:
+            fail("%s is still in the profile of the run with the generated filter" % name)
+    print("generated filter applied: %s absent" % ", ".join(sorted(excluded)))
 
 
 def check_summary(a, exp, r):

@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// prof-score: what a tracing run of a profiled program would cost, before it is made. Reads a
+// CUBE4 profile (prof's or Score-P's), estimates the trace size per region from its visits,
+// groups the regions like scorep-score, shows the effect of a filter file and writes an
+// initial one.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "measurement/filter/filter.hpp"
+#include "measurement/profiling/cube4_reader.hpp"
+
+namespace {
+
+namespace cube4 = prof::cube4;
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+const char kUsage[] =
+    "usage: prof-score [options] <experiment directory | profile.cubex>\n"
+    "\n"
+    "Estimates, from a call-path profile, the size of a trace of the same run and the\n"
+    "PROF_TOTAL_MEMORY it needs, per group of regions (ALL, USR, COM, PTHREAD, MPI, ...).\n"
+    "\n"
+    "options:\n"
+    "  -r              also one row per region\n"
+    "  -f FILE         show the effect of a filter file (prof or Score-P syntax)\n"
+    "  -g [k=v,...]    write an initial filter file excluding short, frequently called user\n"
+    "                  functions; keys: bufferpercent=1 (share of the trace, %), timepervisit=1\n"
+    "                  (us), bufferabsolute=MB (instead of bufferpercent), visits=N (at least),\n"
+    "                  type=usr|com|both (default usr)\n"
+    "  -o FILE         file name for -g (default initial_prof.filter; an existing file is\n"
+    "                  renamed to FILE.old)\n"
+    "  -s KEY          sort regions by maxbuffer (default), totaltime, timepervisit, visits, name\n"
+    "  -m              show mangled names (with -r)\n"
+    "  -c N            N metric values per event (PAPI/rusage counters of a later run)\n"
+    "  --page-size S   the run's PROF_PAGE_SIZE for the memory estimate (default 64K)\n"
+    "  --json          machine-readable output\n"
+    "  -h, --help      this help\n";
+
+void error(const std::string& message) { std::fprintf(stderr, "prof-score: error: %s\n", message.c_str()); }
+
+int usage_error(const std::string& message) {
+  error(message);
+  std::fputs(kUsage, stderr);
+  return kExitUsage;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event size model
+// ---------------------------------------------------------------------------------------------
+
+/// Bytes of an OTF2 compressed unsigned integer: one length byte plus the significant bytes.
+unsigned compressed_bytes(std::uint64_t v) {
+  unsigned n = 0;
+  while (v) {
+    ++n;
+    v >>= 8;
+  }
+  return 1 + n;
+}
+
+// One OTF2 event in a .evt file: a timestamp record (1 + 8 bytes; prof's timestamps differ from
+// event to event), the record type (1) and the region reference (compressed). One raw record in
+// memory: 16 bytes, plus one 16-byte payload slot for the thread and lock events.
+constexpr unsigned kOtf2Timestamp = 9;
+constexpr unsigned kRawRecord = 16;
+// Thread and lock wrappers write one more event per visit (ThreadCreate, ThreadWait,
+// AcquireLock, ...): in OTF2 about a timestamp, type, length and two compressed fields.
+constexpr unsigned kOtf2ThreadEvent = 16;
+constexpr unsigned kRawThreadEvent = 32;
+// Metric values travel with the Enter and Leave: one OTF2 Metric record per event (timestamp,
+// type, length, metric ref, count, type byte and 8 bytes per value); 16 raw bytes per value.
+constexpr unsigned kOtf2MetricHeader = 14;
+constexpr unsigned kOtf2MetricValue = 9;
+constexpr unsigned kRawMetricValue = 16;
+
+enum class Group { ALL, USR, COM, PROF, PTHREAD, MPI, OMP, CUDA, SHMEM, OPENCL, OPENACC, HIP, KOKKOS, IO, MEMORY, LIB, COUNT };
+const char* const kGroupName[] = {"ALL", "USR",    "COM",     "PROF",   "PTHREAD", "MPI", "OMP",    "CUDA",
+                                  "SHMEM", "OPENCL", "OPENACC", "HIP", "KOKKOS",  "IO",  "MEMORY", "LIB"};
+static_assert(sizeof kGroupName / sizeof *kGroupName == static_cast<std::size_t>(Group::COUNT), "one name per group");
+
+/// The group of a region by its paradigm; user code is USR here and becomes COM later when it
+/// leads to a call of another paradigm.
+Group paradigm_group(const std::string& paradigm) {
+  static const std::map<std::string, Group> kByParadigm = {
+      {"compiler", Group::USR},      {"user", Group::USR},       {"sampling", Group::USR},   {"unknown", Group::USR},
+      {"", Group::USR},              {"measurement", Group::PROF}, {"pthread", Group::PTHREAD}, {"mpi", Group::MPI},
+      {"openmp", Group::OMP},        {"cuda", Group::CUDA},      {"shmem", Group::SHMEM},    {"opencl", Group::OPENCL},
+      {"openacc", Group::OPENACC},   {"hip", Group::HIP},        {"kokkos", Group::KOKKOS},  {"io", Group::IO},
+      {"memory", Group::MEMORY},     {"libwrap", Group::LIB},
+  };
+  auto it = kByParadigm.find(paradigm);
+  return it == kByParadigm.end() ? Group::LIB : it->second;
+}
+
+bool is_user(Group g) { return g == Group::USR || g == Group::COM; }
+
+// ---------------------------------------------------------------------------------------------
+// Per-region figures
+// ---------------------------------------------------------------------------------------------
+
+struct Row {
+  std::uint32_t region = 0;
+  Group group = Group::USR;
+  bool filterable = false;       // compiler-instrumented: the run-time filter applies
+  bool filtered = false;         // excluded by -f
+  double visits = 0;
+  double time = 0;               // exclusive seconds, all locations
+  double otf2_bytes = 0;         // all processes
+  double max_buf = 0;            // OTF2 bytes in the process that has the most
+  std::vector<double> otf2_per_process, raw_per_process;
+};
+
+struct Options {
+  bool regions = false, mangled = false, json = false;
+  std::string filter_file;
+  bool generate = false;
+  std::string generate_spec, generate_file = "initial_prof.filter";
+  std::string sort = "maxbuffer";
+  unsigned metrics = 0;
+  std::uint64_t page_size = 64 << 10;
+  std::string input;
+};
+
+struct Score {
+  cube4::ReadProfile profile;
+  std::string path;
+  std::vector<Row> rows;                     // regions that occur, in region order
+  double total_time = 0;
+  std::vector<std::uint32_t> locations_per_process;
+  std::vector<double> nodes_per_process;     // profile call paths in use, all its locations
+};
+
+/// bytes per visit of `region` in OTF2 and in memory.
+void bytes_per_visit(const cube4::Region& r, std::uint32_t id, unsigned metrics, double* otf2, double* raw) {
+  const Group g = paradigm_group(r.paradigm);
+  if (g == Group::PROF) {  // the program root and other artificial regions are not traced
+    *otf2 = *raw = 0;
+    return;
+  }
+  *otf2 = 2.0 * (kOtf2Timestamp + 1 + compressed_bytes(id));
+  *raw = 2.0 * kRawRecord;
+  if (g == Group::PTHREAD && r.role != "function") {
+    *otf2 += kOtf2ThreadEvent;
+    *raw += kRawThreadEvent;
+  }
+  if (metrics) {
+    *otf2 += 2.0 * (kOtf2MetricHeader + kOtf2MetricValue * metrics);
+    *raw += 2.0 * kRawMetricValue * metrics;
+  }
+}
+
+bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::string* err) {
+  const cube4::ReadProfile& p = s->profile;
+  const cube4::ReadMetric* visits_m = p.metric("visits");
+  const cube4::ReadMetric* time_m = p.metric("time");
+  if (!visits_m || !time_m) {
+    *err = s->path + ": no 'visits' and 'time' metrics; prof-score needs a call-path profile as prof or Score-P write it";
+    return false;
+  }
+  const std::size_t nl = p.locations.size(), nc = p.cnodes.size();
+  const std::vector<double> time_incl = p.inclusive(*time_m);
+  const std::vector<double> excl = p.exclusive(*time_m);
+  const std::uint32_t groups = std::max<std::uint32_t>(p.groups, 1);
+  s->locations_per_process.assign(groups, 0);
+  s->nodes_per_process.assign(groups, 0);
+  for (const cube4::ReadLocation& l : p.locations) ++s->locations_per_process[l.group_index];
+
+  // COM: user regions with a call path that leads to a region of another paradigm.
+  std::vector<char> leads_to_paradigm(nc, 0);
+  for (std::size_t c = 0; c < nc; ++c) {
+    const Group g = paradigm_group(p.regions[p.cnodes[c].region].paradigm);
+    if (is_user(g) || g == Group::PROF) continue;
+    for (std::int64_t a = p.cnodes[c].parent; a >= 0 && !leads_to_paradigm[a]; a = p.cnodes[a].parent) leads_to_paradigm[a] = 1;
+  }
+
+  std::vector<Row> all(p.regions.size());
+  std::vector<char> occurs(p.regions.size(), 0);
+  for (std::uint32_t r = 0; r < all.size(); ++r) {
+    Row& row = all[r];
+    row.region = r;
+    row.group = paradigm_group(p.regions[r].paradigm);
+    row.filterable = p.regions[r].paradigm == "compiler";
+    row.otf2_per_process.assign(groups, 0);
+    row.raw_per_process.assign(groups, 0);
+    if (filter && row.filterable) {
+      const cube4::Region& reg = p.regions[r];
+      const std::string& mangled = reg.canonical == reg.name ? std::string() : reg.canonical;
+      row.filtered = filter->excluded(reg.name, mangled, reg.file);
+    }
+  }
+  for (std::size_t c = 0; c < nc; ++c) {
+    const std::uint32_t r = p.cnodes[c].region;
+    Row& row = all[r];
+    occurs[r] = 1;
+    if (row.group == Group::USR && leads_to_paradigm[c]) row.group = Group::COM;
+    double otf2 = 0, raw = 0;
+    bytes_per_visit(p.regions[r], r, o.metrics, &otf2, &raw);
+    for (std::size_t l = 0; l < nl; ++l) {
+      const std::size_t i = c * nl + l;
+      const double v = visits_m->values[i];
+      const std::uint32_t g = p.locations[l].group_index;
+      row.visits += v;
+      row.time += excl[i];
+      row.otf2_per_process[g] += v * otf2;
+      row.raw_per_process[g] += v * raw;
+      if (v > 0 || time_incl[i] != 0) s->nodes_per_process[g] += 1;
+    }
+  }
+  for (std::size_t c = 0; c < nc; ++c)
+    if (p.cnodes[c].parent < 0)
+      for (std::size_t l = 0; l < nl; ++l) s->total_time += time_incl[c * nl + l];
+  for (std::uint32_t r = 0; r < all.size(); ++r) {
+    if (!occurs[r]) continue;
+    Row& row = all[r];
+    for (double b : row.otf2_per_process) row.otf2_bytes += b;
+    row.max_buf = *std::max_element(row.otf2_per_process.begin(), row.otf2_per_process.end());
+    s->rows.push_back(row);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Totals and the memory estimate
+// ---------------------------------------------------------------------------------------------
+
+struct Totals {
+  double visits = 0, time = 0, otf2_bytes = 0, max_buf = 0;
+  std::vector<double> otf2_per_process, raw_per_process;
+  bool any = false, all_filtered = true, some_filtered = false;
+};
+
+/// Sums of the rows for which `take` is true.
+template <class Pred>
+Totals sum(const Score& s, Pred take) {
+  Totals t;
+  const std::size_t groups = s.locations_per_process.size();
+  t.otf2_per_process.assign(groups, 0);
+  t.raw_per_process.assign(groups, 0);
+  for (const Row& r : s.rows) {
+    if (!take(r)) continue;
+    t.any = true;
+    t.all_filtered &= r.filtered;
+    t.some_filtered |= r.filtered;
+    t.visits += r.visits;
+    t.time += r.time;
+    t.otf2_bytes += r.otf2_bytes;
+    for (std::size_t g = 0; g < groups; ++g) {
+      t.otf2_per_process[g] += r.otf2_per_process[g];
+      t.raw_per_process[g] += r.raw_per_process[g];
+    }
+  }
+  if (groups) t.max_buf = *std::max_element(t.otf2_per_process.begin(), t.otf2_per_process.end());
+  return t;
+}
+
+struct Estimate {
+  double trace_bytes = 0;       // OTF2 event files, all processes
+  double max_buf = 0;           // OTF2 bytes of the largest process
+  double max_raw = 0;           // raw record bytes of the process that needs the most memory
+  std::uint64_t total_memory = 0;  // PROF_TOTAL_MEMORY per process for a run without flushes
+};
+
+/// The smallest PROF_TOTAL_MEMORY (whole MiB, at least 8M) whose event pool holds `need`
+/// bytes, with the split the runtime makes: OTF2 blocks of 4 MiB (a quarter of the total, 1 to
+/// 16 of them) and 5 % headroom.
+std::uint64_t total_memory_for(double need) {
+  const std::uint64_t block = 4u << 20;
+  for (std::uint64_t mib = 8;; ++mib) {
+    const std::uint64_t total = mib << 20;
+    const std::uint64_t blocks = std::min<std::uint64_t>(16, std::max<std::uint64_t>(1, total / 4 / block));
+    const double pool = static_cast<double>(total - blocks * block - total / 20);
+    if (pool >= need || mib >= (1u << 22)) return total;
+  }
+}
+
+Estimate estimate(const Score& s, const Totals& t, std::uint64_t page_size) {
+  Estimate e;
+  e.trace_bytes = t.otf2_bytes;
+  e.max_buf = t.max_buf;
+  double need = 0;
+  for (std::size_t g = 0; g < t.raw_per_process.size(); ++g) {
+    // Raw records, plus per location a partly used trace chunk and a partly used profile
+    // chunk, plus the profile's call paths (64 bytes each) and the chunks it rounds up to.
+    const double locs = s.locations_per_process[g];
+    const double n = t.raw_per_process[g] + 3 * locs * static_cast<double>(page_size) + 64.0 * s.nodes_per_process[g];
+    if (n > need) {
+      need = n;
+      e.max_raw = t.raw_per_process[g];
+    }
+  }
+  e.total_memory = total_memory_for(need);
+  return e;
+}
+
+std::string bytes_text(double b) {
+  char buf[64];
+  if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+  else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
+  else if (b >= 1e3) std::snprintf(buf, sizeof buf, "%.2f kB", b / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f bytes", b);
+  return buf;
+}
+
+std::string memory_text(std::uint64_t bytes) {
+  char buf[32];
+  if (bytes % (1u << 30) == 0) std::snprintf(buf, sizeof buf, "%" PRIu64 "G", bytes >> 30);
+  else std::snprintf(buf, sizeof buf, "%" PRIu64 "M", bytes >> 20);
+  return buf;
+}
+
+/// 1234567 → "1,234,567".
+std::string grouped(double v) {
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%.0f", v);
+  std::string in(digits), out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (i && (in.size() - i) % 3 == 0) out += ',';
+    out += in[i];
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+// ---------------------------------------------------------------------------------------------
+
+const char* flt_mark(const Totals& t, bool have_filter) {
+  if (!have_filter) return "";
+  if (t.all_filtered) return "+";
+  return t.some_filtered ? "*" : "-";
+}
+
+void sort_rows(std::vector<const Row*>& rows, const std::string& key, const Score& s) {
+  auto per_visit = [](const Row* r) { return r->visits > 0 ? r->time / r->visits : 0.0; };
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row* a, const Row* b) {
+    if (key == "totaltime") return a->time > b->time;
+    if (key == "timepervisit") return per_visit(a) > per_visit(b);
+    if (key == "visits") return a->visits > b->visits;
+    if (key == "name") return s.profile.regions[a->region].name < s.profile.regions[b->region].name;
+    return a->max_buf > b->max_buf;
+  });
+}
+
+std::string region_name(const Score& s, const Row& r, bool mangled) {
+  const cube4::Region& reg = s.profile.regions[r.region];
+  return mangled && !reg.canonical.empty() ? reg.canonical : reg.name;
+}
+
+void print_line(const char* flt, const char* type, double max_buf, double visits, double time, double total, const std::string& name) {
+  const double pct = total > 0 ? 100.0 * time / total : 0.0;
+  char per[32];
+  if (visits > 0) std::snprintf(per, sizeof per, "%.2f", 1e6 * time / visits);
+  else std::snprintf(per, sizeof per, "-");
+  std::printf("%3s %7s %16s %14s %11.6f %7.1f %14s  %s\n", flt, type, grouped(max_buf).c_str(), grouped(visits).c_str(), time, pct,
+              per, name.c_str());
+}
+
+void print_estimate(const Estimate& e, const char* label) {
+  const int width = 58 + static_cast<int>(std::strlen(label));
+  auto line = [&](const char* what, const std::string& value) {
+    std::printf("%-*s %s\n", width, (std::string(what) + label + ":").c_str(), value.c_str());
+  };
+  line("Estimated aggregate size of event trace", bytes_text(e.trace_bytes));
+  line("Estimated requirements for largest trace buffer (max_buf)", bytes_text(e.max_buf));
+  line("Estimated memory requirements (PROF_TOTAL_MEMORY)", memory_text(e.total_memory));
+}
+
+/// Groups that occur, in kGroupName order, ALL first.
+std::vector<Group> present_groups(const Score& s) {
+  std::vector<Group> out{Group::ALL};
+  for (int g = 1; g < static_cast<int>(Group::COUNT); ++g)
+    for (const Row& r : s.rows)
+      if (static_cast<int>(r.group) == g) {
+        out.push_back(static_cast<Group>(g));
+        break;
+      }
+  return out;
+}
+
+void print_text(const Options& o, const Score& s, bool have_filter) {
+  const Totals all = sum(s, [](const Row&) { return true; });
+  const Estimate e = estimate(s, all, o.page_size);
+  const std::size_t nl = s.profile.locations.size(), np = s.locations_per_process.size();
+  std::printf("Profile: %s (%zu call paths, %zu location%s in %zu process%s)\n\n", s.path.c_str(), s.profile.cnodes.size(), nl,
+              nl == 1 ? "" : "s", np, np == 1 ? "" : "es");
+  print_estimate(e, "");
+  if (have_filter) {
+    const Estimate f = estimate(s, sum(s, [](const Row& r) { return !r.filtered; }), o.page_size);
+    std::printf("\n");
+    print_estimate(f, " after filtering");
+  }
+  std::printf("(hint: when tracing, set PROF_TOTAL_MEMORY=%s to avoid flushes during the run,\n"
+              " or reduce the requirements with a filter file: prof-score -g writes one)\n\n",
+              memory_text(have_filter ? estimate(s, sum(s, [](const Row& r) { return !r.filtered; }), o.page_size).total_memory
+                                      : e.total_memory)
+                  .c_str());
+  std::printf("%3s %7s %16s %14s %11s %7s %14s  %s\n", "flt", "type", "max_buf[B]", "visits", "time[s]", "time[%]",
+              "time/visit[us]", "region");
+  for (Group g : present_groups(s)) {
+    auto in_group = [g](const Row& r) { return g == Group::ALL || r.group == g; };
+    const Totals t = sum(s, in_group);
+    print_line(flt_mark(t, have_filter), kGroupName[static_cast<int>(g)], t.max_buf, t.visits, t.time, s.total_time,
+               kGroupName[static_cast<int>(g)]);
+  }
+  if (have_filter) {
+    std::printf("\n");
+    for (Group g : present_groups(s)) {
+      const Totals t = sum(s, [g](const Row& r) { return r.filtered && (g == Group::ALL || r.group == g); });
+      if (!t.any) continue;
+      const std::string name = g == Group::ALL ? "FLT" : std::string(kGroupName[static_cast<int>(g)]) + "-FLT";
+      print_line("+", name.c_str(), t.max_buf, t.visits, t.time, s.total_time, name);
+    }
+  }
+  if (o.regions) {
+    std::printf("\n");
+    std::vector<const Row*> rows;
+    for (const Row& r : s.rows) rows.push_back(&r);
+    sort_rows(rows, o.sort, s);
+    for (const Row* r : rows)
+      print_line(have_filter ? (r->filtered ? "+" : "-") : "", kGroupName[static_cast<int>(r->group)], r->max_buf, r->visits,
+                 r->time, s.total_time, region_name(s, *r, o.mangled));
+  }
+}
+
+std::string json_string(const std::string& in) {
+  std::string out = "\"";
+  for (unsigned char c : in) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  char buf[64];
+  if (v == std::floor(v) && std::fabs(v) < 9e15) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+std::string json_estimate(const Estimate& e) {
+  return "{\"trace_bytes\": " + json_number(e.trace_bytes) + ", \"max_buf\": " + json_number(e.max_buf) +
+         ", \"max_raw_bytes\": " + json_number(e.max_raw) + ", \"total_memory\": " + json_number(static_cast<double>(e.total_memory)) +
+         ", \"total_memory_text\": " + json_string(memory_text(e.total_memory)) + "}";
+}
+
+std::string json_row(const char* type, const std::string& name, const Totals& t, double total, const char* flt) {
+  std::string out = "{\"type\": " + json_string(type) + ", \"name\": " + json_string(name) + ", \"max_buf\": " + json_number(t.max_buf) +
+                    ", \"trace_bytes\": " + json_number(t.otf2_bytes) + ", \"visits\": " + json_number(t.visits) +
+                    ", \"time\": " + json_number(t.time) + ", \"time_percent\": " + json_number(total > 0 ? 100.0 * t.time / total : 0) +
+                    ", \"time_per_visit_us\": " + (t.visits > 0 ? json_number(1e6 * t.time / t.visits) : std::string("null"));
+  if (*flt) out += ", \"filtered\": " + json_string(flt);
+  return out + "}";
+}
+
+void print_json(const Options& o, const Score& s, bool have_filter) {
+  const Totals all = sum(s, [](const Row&) { return true; });
+  std::string out = "{\n  \"profile\": " + json_string(s.path) + ",\n  \"call_paths\": " + std::to_string(s.profile.cnodes.size()) +
+                    ",\n  \"locations\": " + std::to_string(s.profile.locations.size()) +
+                    ",\n  \"processes\": " + std::to_string(s.locations_per_process.size()) +
+                    ",\n  \"total_time\": " + json_number(s.total_time) +
+                    ",\n  \"estimate\": " + json_estimate(estimate(s, all, o.page_size));
+  if (have_filter)
+    out += ",\n  \"estimate_after_filtering\": " + json_estimate(estimate(s, sum(s, [](const Row& r) { return !r.filtered; }), o.page_size));
+  out += ",\n  \"groups\": [";
+  const char* sep = "\n    ";
+  for (Group g : present_groups(s)) {
+    const Totals t = sum(s, [g](const Row& r) { return g == Group::ALL || r.group == g; });
+    out += sep + json_row(kGroupName[static_cast<int>(g)], kGroupName[static_cast<int>(g)], t, s.total_time, flt_mark(t, have_filter));
+    sep = ",\n    ";
+  }
+  out += "\n  ],\n  \"regions\": [";
+  std::vector<const Row*> rows;
+  for (const Row& r : s.rows) rows.push_back(&r);
+  sort_rows(rows, o.sort, s);
+  sep = "\n    ";
+  for (const Row* r : rows) {
+    const Totals t = sum(s, [r](const Row& x) { return &x == r; });
+    std::string row = json_row(kGroupName[static_cast<int>(r->group)], s.profile.regions[r->region].name, t, s.total_time,
+                               have_filter ? (r->filtered ? "+" : "-") : "");
+    row.pop_back();
+    const cube4::Region& reg = s.profile.regions[r->region];
+    row += ", \"mangled\": " + json_string(reg.canonical) + ", \"file\": " + json_string(reg.file) +
+           ", \"paradigm\": " + json_string(reg.paradigm) + ", \"filterable\": " + (r->filterable ? "true" : "false") + "}";
+    out += sep + row;
+    sep = ",\n    ";
+  }
+  out += "\n  ]\n}\n";
+  std::fputs(out.c_str(), stdout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// -g: the initial filter
+// ---------------------------------------------------------------------------------------------
+
+struct GenerateRules {
+  double buffer_percent = 1;   // of the whole trace (max_buf)
+  double buffer_absolute = -1; // MB; replaces buffer_percent when set
+  double time_per_visit = 1;   // us
+  double min_visits = 0;
+  std::string type = "usr";
+};
+
+bool parse_generate(const std::string& spec, GenerateRules* g, std::string* err) {
+  std::size_t at = 0;
+  while (at < spec.size()) {
+    std::size_t comma = spec.find(',', at);
+    const std::string item = spec.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    at = comma == std::string::npos ? spec.size() : comma + 1;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      *err = "-g: '" + item + "' is not key=value; expected e.g. -g bufferpercent=1,timepervisit=1";
+      return false;
+    }
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "type") {
+      if (value != "usr" && value != "com" && value != "both") {
+        *err = "-g: type=" + value + "; expected usr, com or both";
+        return false;
+      }
+      g->type = value;
+      continue;
+    }
+    double* target = key == "bufferpercent"    ? &g->buffer_percent
+                     : key == "bufferabsolute" ? &g->buffer_absolute
+                     : key == "timepervisit"   ? &g->time_per_visit
+                     : key == "visits"         ? &g->min_visits
+                                               : nullptr;
+    if (!target) {
+      *err = "-g: unknown key '" + key + "'; expected bufferpercent, bufferabsolute, timepervisit, visits or type";
+      return false;
+    }
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end || !(v >= 0)) {
+      *err = "-g: " + key + "=" + value + " is not a number >= 0";
+      return false;
+    }
+    *target = v;
+  }
+  return true;
+}
+
+/// A filter pattern matching exactly `name`: fnmatch's special characters, '#' and blanks quoted.
+std::string quote_pattern(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (std::strchr("*?[]\\# \t", c)) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+int generate(const Options& o, const Score& s) {
+  GenerateRules g;
+  std::string err;
+  if (!parse_generate(o.generate_spec, &g, &err)) return usage_error(err);
+  const Totals all = sum(s, [](const Row&) { return true; });
+  std::vector<const Row*> chosen;
+  for (const Row& r : s.rows) {
+    if (!r.filterable || r.visits <= 0) continue;
+    if ((g.type == "usr" && r.group != Group::USR) || (g.type == "com" && r.group != Group::COM)) continue;
+    const bool big = g.buffer_absolute >= 0 ? r.max_buf > g.buffer_absolute * 1e6 : all.max_buf > 0 && 100.0 * r.max_buf / all.max_buf > g.buffer_percent;
+    const bool short_visits = 1e6 * r.time / r.visits < g.time_per_visit;
+    if (big && short_visits && r.visits >= g.min_visits) chosen.push_back(&r);
+  }
+  std::vector<const Row*> sorted = chosen;
+  sort_rows(sorted, "maxbuffer", s);
+  struct stat st;
+  if (::stat(o.generate_file.c_str(), &st) == 0) {
+    const std::string old = o.generate_file + ".old";
+    if (std::rename(o.generate_file.c_str(), old.c_str()) != 0) {
+      error(o.generate_file + " exists and cannot be renamed to " + old + " (" + std::strerror(errno) + "); remove it or choose another name with -o");
+      return kExitError;
+    }
+    std::fprintf(stderr, "prof-score: %s existed and was renamed to %s\n", o.generate_file.c_str(), old.c_str());
+  }
+  FILE* f = std::fopen(o.generate_file.c_str(), "w");
+  if (!f) {
+    error("cannot write " + o.generate_file + " (" + std::strerror(errno) + "); choose a writable place with -o");
+    return kExitError;
+  }
+  std::fprintf(f, "# Initial filter written by prof-score -g from %s.\n", s.path.c_str());
+  if (g.buffer_absolute >= 0) std::fprintf(f, "# Excludes %s functions with more than %g MB of trace (max_buf)", g.type.c_str(), g.buffer_absolute);
+  else std::fprintf(f, "# Excludes %s functions with more than %g %% of the trace (max_buf)", g.type.c_str(), g.buffer_percent);
+  std::fprintf(f, ", under %g us per visit", g.time_per_visit);
+  if (g.min_visits > 0) std::fprintf(f, " and at least %g visits", g.min_visits);
+  std::fprintf(f, ".\n# Check its effect with: prof-score -f %s %s\n# Use it with: PROF_FILTERING_FILE=%s\n", o.generate_file.c_str(),
+               o.input.c_str(), o.generate_file.c_str());
+  std::fprintf(f, "PROF_REGION_NAMES_BEGIN\n");
+  for (const Row* r : sorted) {
+    const cube4::Region& reg = s.profile.regions[r->region];
+    std::fprintf(f, "  EXCLUDE MANGLED %s  # %s, %s bytes, %s visits, %.3f us/visit\n", quote_pattern(reg.canonical.empty() ? reg.name : reg.canonical).c_str(),
+                 reg.name.c_str(), grouped(r->max_buf).c_str(), grouped(r->visits).c_str(), 1e6 * r->time / r->visits);
+  }
+  std::fprintf(f, "PROF_REGION_NAMES_END\n");
+  if (std::fclose(f) != 0) {
+    error("cannot write " + o.generate_file + " (" + std::strerror(errno) + "); choose a writable place with -o");
+    return kExitError;
+  }
+  std::fprintf(stderr, "prof-score: wrote %s: %zu region%s excluded\n", o.generate_file.c_str(), chosen.size(), chosen.size() == 1 ? "" : "s");
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// main
+// ---------------------------------------------------------------------------------------------
+
+bool parse_size(const std::string& text, std::uint64_t* out) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (end == text.c_str()) return false;
+  std::uint64_t mult = 1;
+  if (*end == 'K' || *end == 'k') mult = 1u << 10, ++end;
+  else if (*end == 'M' || *end == 'm') mult = 1u << 20, ++end;
+  else if (*end == 'G' || *end == 'g') mult = 1u << 30, ++end;
+  if (*end) return false;
+  *out = v * mult;
+  return *out >= 4096;
+}
+
+/// The profile inside an experiment directory: profile.cubex, or its only .cubex file.
+bool resolve_input(const std::string& input, std::string* path, std::string* err) {
+  struct stat st;
+  if (::stat(input.c_str(), &st) != 0) {
+    *err = input + ": " + std::strerror(errno) + "; expected an experiment directory or a .cubex file";
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    *path = input;
+    return true;
+  }
+  *path = input + "/profile.cubex";
+  if (::stat(path->c_str(), &st) == 0) return true;
+  *err = input + " has no profile.cubex; run the program with PROF_ENABLE_PROFILING=true (the default), or name the .cubex file";
+  return false;
+}
+
+int run(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* what) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)what;
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "-r") {
+      o.regions = true;
+    } else if (a == "-m") {
+      o.mangled = true;
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "-f") {
+      const char* v = value("FILE");
+      if (!v) return usage_error("-f needs a filter file");
+      o.filter_file = v;
+    } else if (a == "-g") {
+      o.generate = true;
+      // The optional argument is key=value[,...]; anything else is the input.
+      if (i + 1 < argc && std::strchr(argv[i + 1], '=') && argv[i + 1][0] != '-') o.generate_spec = argv[++i];
+    } else if (a == "-o") {
+      const char* v = value("FILE");
+      if (!v) return usage_error("-o needs a file name");
+      o.generate_file = v;
+    } else if (a == "-s") {
+      const char* v = value("KEY");
+      static const char* const keys[] = {"maxbuffer", "totaltime", "timepervisit", "visits", "name"};
+      if (!v || std::find_if(std::begin(keys), std::end(keys), [&](const char* k) { return std::strcmp(k, v) == 0; }) == std::end(keys))
+        return usage_error("-s needs one of maxbuffer, totaltime, timepervisit, visits, name");
+      o.sort = v;
+    } else if (a == "-c") {
+      const char* v = value("N");
+      char* end = nullptr;
+      const long n = v ? std::strtol(v, &end, 10) : -1;
+      if (!v || *end || n < 0 || n > 64) return usage_error("-c needs a number of metrics from 0 to 64");
+      o.metrics = static_cast<unsigned>(n);
+    } else if (a == "--page-size") {
+      const char* v = value("SIZE");
+      if (!v || !parse_size(v, &o.page_size)) return usage_error("--page-size needs a size such as 64K (at least 4K)");
+    } else if (!a.empty() && a[0] == '-') {
+      return usage_error("unknown option " + a);
+    } else if (o.input.empty()) {
+      o.input = a;
+    } else {
+      return usage_error("more than one input: " + o.input + " and " + a);
+    }
+  }
+  if (o.input.empty()) return usage_error("no input; expected an experiment directory or a .cubex file");
+  if (o.mangled && !o.regions) return usage_error("-m needs -r");
+
+  Score s;
+  std::string err;
+  if (!resolve_input(o.input, &s.path, &err) || !cube4::read(s.path, &s.profile, &err)) {
+    error(err);
+    return kExitError;
+  }
+  prof::filter::Filter filter;
+  const bool have_filter = !o.filter_file.empty();
+  if (have_filter && !filter.load(o.filter_file, &err)) {
+    error(err);
+    return kExitError;
+  }
+  if (!build(o, have_filter ? &filter : nullptr, &s, &err)) {
+    error(err);
+    return kExitError;
+  }
+  for (const Row& r : s.rows)
+    if (s.profile.regions[r.region].name == "PROFILE MEMORY FULL" && r.visits > 0)
+      std::fprintf(stderr, "prof-score: warning: the profile ran out of memory during the run (it has 'PROFILE MEMORY FULL' nodes): "
+                           "visits below them are missing and the estimates are too low; rerun with the PROF_TOTAL_MEMORY the run suggested\n");
+  if (o.json) print_json(o, s, have_filter);
+  else print_text(o, s, have_filter);
+  if (std::fflush(stdout) != 0) {
+    error("cannot write to standard output");
+    return kExitError;
+  }
+  return o.generate ? generate(o, s) : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run(argc, argv); }
