@@ -3,6 +3,7 @@
 // CUBE4 profile (prof's or Score-P's), estimates the trace size per region from its visits,
 // groups the regions like scorep-score, shows the effect of a filter file and writes an
 // initial one.
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -638,7 +639,8 @@ bool parse_size(const std::string& text, std::uint64_t* out) {
   return *out >= 4096;
 }
 
-/// The profile inside an experiment directory: profile.cubex, or its only .cubex file.
+/// The profile inside an experiment directory: profile.cubex, or its only .cubex file (a run
+/// with another PROF_PROFILING_BASE_NAME).
 bool resolve_input(const std::string& input, std::string* path, std::string* err) {
   struct stat st;
   if (::stat(input.c_str(), &st) != 0) {
@@ -651,7 +653,20 @@ bool resolve_input(const std::string& input, std::string* path, std::string* err
   }
   *path = input + "/profile.cubex";
   if (::stat(path->c_str(), &st) == 0) return true;
-  *err = input + " has no profile.cubex; run the program with PROF_ENABLE_PROFILING=true (the default), or name the .cubex file";
+  std::vector<std::string> found;
+  if (DIR* d = ::opendir(input.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.size() > 6 && name.compare(name.size() - 6, 6, ".cubex") == 0) found.push_back(name);
+    }
+    ::closedir(d);
+  }
+  if (found.size() == 1) {
+    *path = input + "/" + found.front();
+    return true;
+  }
+  *err = found.empty() ? input + " has no profile.cubex; run the program with PROF_ENABLE_PROFILING=true (the default), or name the .cubex file"
+                       : input + " has " + std::to_string(found.size()) + " .cubex files but no profile.cubex; name the one to read";
   return false;
 }
 

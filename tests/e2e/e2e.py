@@ -59,6 +59,11 @@ def main():
     ap.add_argument("--events", action="append", default=[], help="TYPE=N or TYPE>N: number of OTF2 events of a type")
     ap.add_argument("--static-binary", action="store_true",
                     help="the built program is statically linked: no NEEDED entries, no dynamic section (but static-pie's)")
+    ap.add_argument("--path-visits", action="append", default=[],
+                    help="CALLPATH[@LOCATION]=N: profile visits of one call path (as cubex_check.py --dump names it, "
+                         "e.g. prog/main/nap), on one location index or summed over all")
+    ap.add_argument("--thread-roots", action="store_true",
+                    help="on every location but the first the root has 0 visits and the time of its children")
     ap.add_argument("--prof-score", default="", help="path of prof-score")
     ap.add_argument("--score", action="store_true",
                     help="prof-score --json: visits match the program and the profile; a traced rerun with the "
@@ -193,6 +198,8 @@ def main():
                 fail("%s events: %d, expected %s%d" % (name, got, op, n))
     if a.cubex_check is not None or a.count_visits or a.time_between:
         check_profile(a, work, exp, r.stdout)
+    if a.path_visits or a.thread_roots:
+        check_paths(a, exp)
     if a.summary:
         check_summary(a, exp, r)
     if a.score:
@@ -259,6 +266,51 @@ def expected_counts(stdout):
         if m and m.group(1) not in IGNORED:
             expected[m.group(1)] = expected.get(m.group(1), 0) + int(m.group(2))
     return expected
+
+
+def profile_cells(a, exp):
+    """Every value of cubex_check.py --dump: {(metric, call path, location index): value}."""
+    c = subprocess.run(["python3", os.path.join(a.shared_tools, "cubex_check.py"), os.path.join(exp, "profile.cubex"), "--dump"],
+                       capture_output=True, text=True)
+    if c.returncode:
+        fail("cubex_check.py failed:\n" + c.stdout[-3000:])
+    lines = c.stdout.splitlines()
+    header = next(l for l in lines if l.startswith("metric "))
+    cols = [header.index(h) for h in ("cnode", "call path", "location", "value")]
+    cells = {}
+    for l in lines:
+        m = re.match(r"(\w+) \(", l)
+        if not m or l.startswith("metric "):
+            continue
+        path = l[cols[1]:cols[2]].strip()
+        loc = int(l[cols[2]:cols[3]].split()[0])
+        cells[(m.group(1), path, loc)] = float(l[cols[3]:].strip())
+    return cells
+
+
+def check_paths(a, exp):
+    cells = profile_cells(a, exp)
+    for spec in a.path_visits:
+        target, n = spec.rsplit("=", 1)
+        path, _, loc = target.partition("@")
+        got = sum(v for (m, p, l), v in cells.items() if m == "visits" and p == path and (loc == "" or l == int(loc)))
+        if not any(m == "visits" and p == path for (m, p, l) in cells):
+            fail("the profile has no call path %s" % path)
+        print("call path %-40s visits %d (expected %s)" % (target, got, n))
+        if got != int(n):
+            fail("call path %s has %d visits, expected %s" % (target, got, n))
+    if a.thread_roots:
+        roots = {p for (m, p, l) in cells if "/" not in p}
+        if len(roots) != 1:
+            fail("expected one root call path, found %s" % sorted(roots))
+        root = roots.pop()
+        locs = sorted({l for (m, p, l) in cells})
+        for l in locs[1:]:
+            kids = sum(v for (m, p, ll), v in cells.items() if m == "time" and ll == l and p.count("/") == 1)
+            visits, time = cells[("visits", root, l)], cells[("time", root, l)]
+            print("location %d: root visits %d, time %.9f, children's time %.9f" % (l, visits, time, kids))
+            if visits != 0 or abs(time - kids) > 1e-9 * max(1.0, time):
+                fail("location %d: the root has %d visits and time %.9f, expected 0 and its children's %.9f" % (l, visits, time, kids))
 
 
 def prof_score(a, *args):

@@ -6,7 +6,7 @@ set -euo pipefail
 build=$1 work=$2 src=$3 tools=$4
 rm -rf "$work" && mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
-for f in bin/prof-wrap bin/prof-info bin/prof-gcc lib/libprof.so include/prof/user.h include/prof/instrumented.h; do
+for f in bin/prof-wrap bin/prof-info bin/prof-score bin/prof-gcc lib/libprof.so include/prof/user.h include/prof/instrumented.h; do
   [ -e "$work/prefix/$f" ] || { echo "FAIL: $f is not installed"; exit 1; }
 done
 "$work/prefix/bin/prof-info" config-vars | grep -q PROF_ENABLE_TRACING || { echo "FAIL: prof-info"; exit 1; }
@@ -15,4 +15,5 @@ cd "$work"
 readelf -d prog | grep -q "$work/prefix/lib" || { echo "FAIL: prog does not take libprof from the prefix"; exit 1; }
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp ./prog
 /usr/bin/python3 "$tools/otf2_check.py" exp/traces.otf2 --expect-region fib --expect-locations 1
+"$work/prefix/bin/prof-score" -r exp | grep -Eq "^ +USR +[0-9,]+ +1,973 .*  fib$" || { echo "FAIL: prof-score from the prefix"; exit 1; }
 echo ok

@@ -118,6 +118,10 @@ TEST_CASE("prof-score: group and region rows, field by field", "[prof_score]") {
                    "\"time\": 1, \"time_percent\": 7.14285714, \"time_per_visit_us\": 1, \"mangled\": \"tiny\", "
                    "\"file\": \"/src/app.c\", \"paradigm\": \"compiler\", \"filterable\": true}") != std::string::npos);
   CHECK(j.out.find("\"name\": \"pthread_create\"") != std::string::npos);
+
+  // -c 2: two metric values with every Enter and Leave, 2 × (14 + 2 × 9) = 64 more OTF2 bytes per visit.
+  const auto c = score(d, "-r -c 2 " + d.path);
+  CHECK(c.out.find("        USR       88,000,000      1,000,000    1.000000     7.1           1.00  tiny\n") != std::string::npos);
   CHECK(j.out.find("\"filterable\": false") != std::string::npos);
 }
 
@@ -194,6 +198,19 @@ TEST_CASE("prof-score: errors name the cause and the fix", "[prof_score]") {
   CHECK(r.rc == 1);
   CHECK(r.err == "prof-score: error: " + d.path +
                      " has no profile.cubex; run the program with PROF_ENABLE_PROFILING=true (the default), or name the .cubex file\n");
+  {
+    std::string err;
+    REQUIRE(cube4::write(d.file("other.cubex"), known_profile(), &err));  // PROF_PROFILING_BASE_NAME=other
+    r = score(d, d.path);
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("Profile: " + d.file("other.cubex")) != std::string::npos);
+    REQUIRE(cube4::write(d.file("third.cubex"), known_profile(), &err));
+    r = score(d, d.path);
+    CHECK(r.rc == 1);
+    CHECK(r.err.find("has 2 .cubex files but no profile.cubex; name the one to read") != std::string::npos);
+    std::remove(d.file("other.cubex").c_str());
+    std::remove(d.file("third.cubex").c_str());
+  }
   r = score(d, d.file("nothing.cubex"));
   CHECK(r.rc == 1);
   CHECK(r.err.find("nothing.cubex: No such file or directory; expected an experiment directory or a .cubex file") != std::string::npos);
