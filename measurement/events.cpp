@@ -54,12 +54,18 @@ std::uint64_t path_key(std::uint64_t parent, RegionId region) {
   return k ^ (k >> 31);
 }
 
-/// The PROFILE MEMORY FULL child of `parent`, made from the location's reserve if needed.
+/// The PROFILE MEMORY FULL child of `parent`, made from the location's reserve if needed. When
+/// the reserve is used up: the spare node, pointed at `parent` but not linked below it, so the
+/// calls inside the visit still stay inside it and its time stays in the parent's exclusive time.
 ProfileNode* full_child(Location* loc, ProfileNode* parent, RegionId full_region) {
   for (ProfileNode* c = parent->first_child; c; c = c->next_sibling)
     if (c->region == full_region) return c;
   ProfileFull& full = loc->full;
-  if (full.used == ProfileFull::kNodes || full_region == kNoRegion) return nullptr;
+  if (full.used == ProfileFull::kNodes) {
+    ++loc->profile_folded;
+    full.spare = ProfileNode{full_region, 0, parent, nullptr, nullptr, 0, 0, ~std::uint64_t{0}, 0};
+    return &full.spare;
+  }
   ProfileNode* n = &full.nodes[full.used++];
   *n = ProfileNode{full_region, 0, parent, nullptr, parent->first_child, 0, 0, ~std::uint64_t{0}, 0};
   parent->first_child = n;
@@ -74,10 +80,11 @@ ProfileNode* new_node(Location* loc, RegionId region) {
   if (parent->region == runtime::memory_full_region(false) && parent->region != kNoRegion) {
     // Below a PROFILE MEMORY FULL visit: the call stays inside it. Its path key goes into the
     // frame's unused enter time, for the calls below it.
+    // A call deeper than PROF_PROFILING_MAX_CALLPATH_DEPTH would be folded anyway: not missing.
     Frame& f = loc->frames[loc->depth - 1];
     const Frame& up = loc->frames[loc->depth - 2];
     f.enter_time = path_key(up.node ? full.open_key : up.enter_time, region);
-    full.missing.add(f.enter_time);
+    if (full.open_depth + (loc->depth - full.open_frames) <= loc->profile_max_depth) full.missing.add(f.enter_time);
     return nullptr;
   }
   NodeArena& a = loc->arena;
@@ -94,10 +101,15 @@ ProfileNode* new_node(Location* loc, RegionId region) {
       ++full.misses;
       std::uint64_t key = path_key(reinterpret_cast<std::uintptr_t>(parent), region);
       full.missing.add(key);
-      ProfileNode* n = full_child(loc, parent, runtime::memory_full_region(true));
-      if (n) full.open_key = key;
-      else ++loc->profile_folded;
-      return n;
+      const RegionId full_region = runtime::memory_full_region(true);
+      if (full_region == kNoRegion) {  // measurement is shutting down: fold into the parent
+        ++loc->profile_folded;
+        return nullptr;
+      }
+      full.open_key = key;
+      full.open_frames = loc->depth;
+      full.open_depth = loc->profile_depth + 1;
+      return full_child(loc, parent, full_region);
     }
   }
   auto* n = reinterpret_cast<ProfileNode*>(a.pos);

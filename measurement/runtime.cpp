@@ -32,6 +32,7 @@
 #include "measurement/events.hpp"
 #include "measurement/filter/filter.hpp"
 #include "measurement/log.hpp"
+#include "measurement/memory/budget.hpp"
 #include "measurement/memory/pool.hpp"
 #include "measurement/timer.hpp"
 #include "measurement/profiling/profile_writer.hpp"
@@ -51,8 +52,8 @@ namespace {
 // the file. So with 4 MiB chunks taken from PROF_TOTAL_MEMORY, all of OTF2's event memory is
 // inside the budget (only a location's last, partial chunk goes through that buffer, when its
 // writer is closed, after its event chunks were given back).
-constexpr std::uint64_t kOtf2BlockBytes = 4u << 20;
-constexpr std::uint64_t kMinTracingMemory = 8u << 20;
+using budget::kOtf2BlockBytes;
+using budget::kMinTracingMemory;
 
 struct State {
   std::mutex mutex;           // locations list, ready step, conversion (one writer at a time)
@@ -382,20 +383,10 @@ void init() {
 
   std::uint64_t page = v.page_size;
   std::uint64_t total = v.total_memory;
-  std::uint64_t otf2_bytes = 0;
-  if (v.enable_tracing) {
-    if (total < kMinTracingMemory)
-      log::fatal("PROF_TOTAL_MEMORY=%" PRIu64 " bytes is too small for tracing; use at least 8M, e.g. PROF_TOTAL_MEMORY=16M", total);
-    // One block per writer that is open at the same time: one during finalize, plus one per
-    // thread that flushed during the run; a quarter of the budget, 1 to 16 blocks.
-    std::uint64_t blocks = total / 4 / kOtf2BlockBytes;
-    if (blocks < 1) blocks = 1;
-    if (blocks > 16) blocks = 16;
-    otf2_bytes = blocks * kOtf2BlockBytes;
-  }
-  // 5 % stay unallocated for what cannot come from the pools: the OTF2 library's own
-  // bookkeeping, definitions, the region table.
-  std::uint64_t event_bytes = total - otf2_bytes - (v.enable_tracing ? total / 20 : 0);
+  if (v.enable_tracing && total < kMinTracingMemory)
+    log::fatal("PROF_TOTAL_MEMORY=%" PRIu64 " bytes is too small for tracing; use at least 8M, e.g. PROF_TOTAL_MEMORY=16M", total);
+  const std::uint64_t otf2_bytes = budget::otf2_bytes(total, v.enable_tracing);
+  const std::uint64_t event_bytes = budget::event_pool_bytes(total, v.enable_tracing);
   if (page < 4096 || (page & (page - 1)) != 0 || page * 4 > event_bytes)
     log::fatal("PROF_PAGE_SIZE=%" PRIu64 " does not fit PROF_TOTAL_MEMORY=%" PRIu64
                ": use a power of two from 4K to a quarter of the event memory, e.g. 64K",
@@ -710,21 +701,25 @@ void finalize(int exit_status) {
                  too_deep, v.profiling_max_callpath_depth);
   if (misses) {
     // The memory the missing call paths would have taken, with a margin for the estimate's
-    // error and for each location's partly used last chunk.
+    // error and for each location's partly used last chunk, on top of today's event pool.
     const auto paths = static_cast<std::uint64_t>(missing.estimate() + 0.5);
     const std::uint64_t more = paths * sizeof(ProfileNode) + locs.size() * v.page_size;
+    const double need = static_cast<double>(s->events.chunk_count() * s->events.chunk_bytes()) + 1.125 * static_cast<double>(more);
     const std::string in_caller = folded ? " (" + std::to_string(folded) + " visits in their caller: no more such nodes)" : "";
     log::warning("the profile ran out of memory: it holds %" PRIu64 " call paths (%s), about %" PRIu64
                  " more are in 'PROFILE MEMORY FULL' nodes%s; it needed about %s more: set PROF_TOTAL_MEMORY=%s",
                  nodes, size_text(s->profile_bytes.load()).c_str(), paths, in_caller.c_str(), size_text(more).c_str(),
-                 size_text(v.total_memory + more + more / 8).c_str());
+                 size_text(budget::total_for_event_pool(need, v.enable_tracing, v.page_size)).c_str());
   }
 
   // One line per cause, at the end, never from the hot path.
   if (s->flushes) {
-    std::uint64_t needed = s->bytes_recorded + locs.size() * v.page_size + kOtf2BlockBytes;
-    log::warning("trace buffers were flushed %" PRIu64 " times during the run, which disturbs the timings; the run needed about %s; set PROF_TOTAL_MEMORY=%s to avoid it",
-                 s->flushes, size_text(needed).c_str(), size_text(needed + needed / 4).c_str());
+    // Without flushes the pool holds every record of the run at once, the profile, and a partly
+    // used chunk per thread.
+    const std::uint64_t needed = s->bytes_recorded + s->profile_bytes.load() + locs.size() * v.page_size;
+    log::warning("trace buffers were flushed %" PRIu64 " times during the run, which disturbs the timings; the run needed about %s of event memory; set PROF_TOTAL_MEMORY=%s to avoid it",
+                 s->flushes, size_text(needed).c_str(),
+                 size_text(budget::total_for_event_pool(1.1 * static_cast<double>(needed), true, v.page_size)).c_str());
   }
   if (s->writer.stats().otf2_over_budget)
     log::warning("%" PRIu64 " OTF2 write buffers (256 KiB each) had to be taken outside PROF_TOTAL_MEMORY because many threads flushed at once; raise PROF_TOTAL_MEMORY",

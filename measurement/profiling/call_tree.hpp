@@ -3,6 +3,7 @@
 // measurement pool in chunks and are never freed; the hot path only walks a child list.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "measurement/compiler.hpp"
@@ -47,19 +48,34 @@ struct DistinctCounter {
     for (unsigned i = 0; i < (1u << kBits); ++i)
       if (o.reg[i] > reg[i]) reg[i] = o.reg[i];
   }
-  double estimate() const;  // profile_writer.cpp
+  double estimate() const {
+    constexpr double m = 1u << kBits;
+    double sum = 0;
+    unsigned zeros = 0;
+    for (std::uint8_t r : reg) {
+      sum += std::ldexp(1.0, -r);
+      zeros += r == 0;
+    }
+    const double raw = 0.7213 / (1 + 1.079 / m) * m * m / sum;
+    // Few keys: linear counting of the empty registers is the better estimate there.
+    return raw <= 2.5 * m && zeros ? m * std::log(m / zeros) : raw;
+  }
 };
 
 /// What a location does when its profile cannot grow: a visit to a new call path goes to a
 /// "PROFILE MEMORY FULL" child of the current call path (a few such nodes are kept in the
-/// location itself, so they need no pool memory); calls below it stay inside it. Only when
-/// these nodes are used up does a visit fold into its parent. The missing call paths are
+/// location itself, so they need no pool memory); calls below it stay inside it. When these
+/// nodes are used up, a spare node outside the tree plays the part: the visit's time then
+/// stays in its caller's exclusive time, and the calls below still stay inside. The missing call paths are
 /// counted by key (a hash of the path) so that the end-of-run message can say how much memory
 /// the profile needed. Owner thread only.
 struct ProfileFull {
   static constexpr unsigned kNodes = 32;
   ProfileNode nodes[kNodes]{};
+  ProfileNode spare{};          ///< when all kNodes are linked: a node outside the tree
   std::uint32_t used = 0;
+  std::uint32_t open_frames = 0;  ///< shadow-stack depth of the open PROFILE MEMORY FULL visit
+  std::uint32_t open_depth = 0;   ///< its call-path depth
   std::uint64_t open_key = 0;   ///< key of the path of the open PROFILE MEMORY FULL visit
   std::uint64_t misses = 0;     ///< visits that found no memory for their call path
   std::uint64_t retry_at = 0;   ///< next `misses` value at which the pool is asked again

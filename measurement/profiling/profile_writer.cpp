@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 
-#include <cmath>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -74,19 +73,6 @@ struct Merger {
 };
 
 }  // namespace
-
-double DistinctCounter::estimate() const {
-  constexpr double m = 1u << kBits;
-  double sum = 0;
-  unsigned zeros = 0;
-  for (std::uint8_t r : reg) {
-    sum += std::ldexp(1.0, -r);
-    zeros += r == 0;
-  }
-  const double raw = 0.7213 / (1 + 1.079 / m) * m * m / sum;
-  // Few keys: linear counting of the empty registers is the better estimate there.
-  return raw <= 2.5 * m && zeros ? m * std::log(m / zeros) : raw;
-}
 
 bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4::Profile* out, std::string* error) {
   cube4::Profile& p = *out;

@@ -23,6 +23,7 @@ std::vector<RegionTotals> by_region(const Input& in) {
   const std::size_t nl = in.locations;
   const std::vector<double> excl = exclusive_time(in);
   std::vector<RegionTotals> t(in.regions);
+  constexpr char kOccurs = 1, kHasVisit = 2;  // the region is in the tree; min/max set
   std::vector<char> seen(in.regions, 0);
   for (std::size_t r = 0; r < in.regions; ++r) t[r].region = static_cast<std::uint32_t>(r);
   // A cnode is outermost for its region when no ancestor has the same region: only those add
@@ -45,12 +46,13 @@ std::vector<RegionTotals> by_region(const Input& in) {
       if (outermost) rt.incl += (*in.time_incl)[i];
       if (v > 0 && in.min_time && in.max_time) {
         const double mn = (*in.min_time)[i], mx = (*in.max_time)[i];
-        if (!seen[r] || mn < rt.min) rt.min = mn;
-        if (!seen[r] || mx > rt.max) rt.max = mx;
-        seen[r] = 1;
+        const bool first = !(seen[r] & kHasVisit);
+        if (first || mn < rt.min) rt.min = mn;
+        if (first || mx > rt.max) rt.max = mx;
+        seen[r] |= kHasVisit;
       }
     }
-    seen[r] |= 2;  // occurs in the tree
+    seen[r] |= kOccurs;
   }
   std::vector<RegionTotals> out;
   for (std::size_t r = 0; r < in.regions; ++r)

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Per-region totals of a call-path profile, for the end-of-run table (PROF_SUMMARY) and for
-// prof-score. Works on plain vectors so that it serves both the profile being written and a
-// profile read back from a .cubex file.
+// Per-region totals of a call-path profile, for the end-of-run table (PROF_SUMMARY). Works on
+// plain vectors (the layout of cube4::Profile), independent of the rest of the runtime.
 #pragma once
 
 #include <cstdint>

@@ -438,9 +438,11 @@ def check_summary(a, exp, r):
 def check_memory_full(a, work, exp, run, env, r):
     """The profile ran out of memory: its PROFILE MEMORY FULL nodes hold visits, no region has
     more visits than calls, and the PROF_TOTAL_MEMORY the warning asks for is enough."""
-    m = re.search(r"^prof: warning: the profile ran out of memory: .* set PROF_TOTAL_MEMORY=(\S+)$", r.stderr, re.M)
+    m = re.search(r"^prof: warning: the profile ran out of memory: it holds (\d+) call paths .*, about (\d+) more are in "
+                  r"'PROFILE MEMORY FULL' nodes.* set PROF_TOTAL_MEMORY=(\S+)$", r.stderr, re.M)
     if not m:
         fail("no warning that the profile ran out of memory, with the PROF_TOTAL_MEMORY to set")
+    held, estimated = int(m.group(1)), int(m.group(2))
     visits, _ = profile_values(a, exp, "--expect-region='PROFILE MEMORY FULL'")
     full = visits.get("PROFILE MEMORY FULL", 0)
     print("PROFILE MEMORY FULL visits: %d" % full)
@@ -451,7 +453,7 @@ def check_memory_full(a, work, exp, run, env, r):
         print("visits %-20s profile %-8d program %d" % (region, got, n))
         if got > n:
             fail("profile visits of %s are %d, more than the %d calls" % (region, got, n))
-    suggested = m.group(1)
+    suggested = m.group(3)
     print("--- rerun with PROF_TOTAL_MEMORY=%s" % suggested)
     shutil.rmtree(exp, ignore_errors=True)
     r2 = subprocess.run(run, capture_output=True, text=True, env=dict(env, PROF_TOTAL_MEMORY=suggested), cwd=work)
@@ -466,6 +468,15 @@ def check_memory_full(a, work, exp, run, env, r):
         if got != n:
             fail("rerun: profile visits of %s are %d, the program made %d calls" % (region, got, n))
     print("rerun: exact visits for every region")
+    c = subprocess.run(["python3", os.path.join(a.shared_tools, "cubex_check.py"), os.path.join(exp, "profile.cubex")],
+                       capture_output=True, text=True)
+    cn = re.search(r"(\d+) cnodes, (\d+) locations", c.stdout)
+    if not cn or cn.group(2) != "1":
+        fail("the missing-path estimate is checked on single-threaded programs only")
+    missing = int(cn.group(1)) - 1 - held  # the root is no call path of its own
+    print("missing call paths: estimated %d, the rerun shows %d (%.3f)" % (estimated, missing, estimated / missing))
+    if abs(estimated - missing) > 0.06 * missing:  # HyperLogLog: 1.6 % standard error
+        fail("the warning estimated %d missing call paths, the rerun has %d" % (estimated, missing))
 
 
 def profile_values(a, exp, options):

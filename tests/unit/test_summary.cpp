@@ -2,6 +2,9 @@
 // Per-region totals (PROF_SUMMARY, prof-score) on hand-made call trees with known values.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
+#include "measurement/profiling/call_tree.hpp"
 #include "measurement/profiling/summary.hpp"
 
 namespace summary = prof::summary;
@@ -74,4 +77,42 @@ TEST_CASE("summary: the table is sorted by exclusive time and cut at top", "[sum
   CHECK(out.find("prog") == std::string::npos);  // cut
   CHECK(out.find(" 60.00% ") != std::string::npos);
   CHECK(out.find("     1500000.000  ") != std::string::npos);  // main: 6 s / 4 visits, in us
+}
+
+TEST_CASE("summary: min and max come from visited call paths only", "[summary]") {
+  // Regions 0 root, 1 f. f's first call path has no visit anywhere; its second has.
+  const std::vector<CallNode> cn{{0, -1}, {1, 0}, {1, 1}};
+  const std::vector<double> visits{1, 0, 0, 0, 3, 2};
+  const std::vector<double> incl{5, 1, 2, 1, 2, 1};
+  const std::vector<double> mn{5, 0, 0, 0, 0.4, 0.3};
+  const std::vector<double> mx{5, 0, 0, 0, 0.9, 0.7};
+  summary::Input in{&cn, 2, 2, &visits, &incl, &mn, &mx};
+  const auto t = summary::by_region(in);
+  const auto& f = row(t, 1);
+  CHECK(f.min == Approx(0.3));
+  CHECK(f.max == Approx(0.9));
+  CHECK(f.incl == Approx(2 + 1));  // outermost call path only
+}
+
+TEST_CASE("DistinctCounter: distinct keys within a few per cent, duplicates and merges do not count twice", "[summary]") {
+  auto mix = [](std::uint64_t k) {
+    k = (k ^ (k >> 30)) * 0xBF58476D1CE4E5B9ull;
+    k = (k ^ (k >> 27)) * 0x94D049BB133111EBull;
+    return k ^ (k >> 31);
+  };
+  for (std::uint64_t n : {10ull, 1000ull, 50000ull, 1000000ull}) {
+    prof::DistinctCounter a, b;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      a.add(mix(i));
+      a.add(mix(i));  // a duplicate
+      if (i % 2) b.add(mix(i));
+    }
+    INFO("n = " << n << ", estimate " << a.estimate());
+    CHECK(std::abs(a.estimate() - static_cast<double>(n)) <= 0.05 * static_cast<double>(n) + 1);
+    prof::DistinctCounter merged = b;
+    merged.merge(a);
+    CHECK(merged.estimate() == a.estimate());  // b's keys are a subset of a's
+  }
+  prof::DistinctCounter empty;
+  CHECK(empty.estimate() == 0.0);
 }

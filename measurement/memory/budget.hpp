@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// How PROF_TOTAL_MEMORY is split, in one place: the runtime sets up its pools with it, and the
+// messages and prof-score that suggest a PROF_TOTAL_MEMORY invert it. Header-only, no deps.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace prof::budget {
+
+constexpr std::uint64_t kOtf2BlockBytes = 4u << 20;   ///< one OTF2 write buffer chunk
+constexpr std::uint64_t kMinTracingMemory = 8u << 20; ///< below this, tracing is refused
+constexpr std::uint64_t kMiB = 1u << 20;
+
+/// OTF2's share when tracing: one block per writer open at the same time (one during finalize,
+/// plus one per thread that flushed during the run): a quarter of the total, 1 to 16 blocks.
+inline std::uint64_t otf2_bytes(std::uint64_t total, bool tracing) {
+  if (!tracing) return 0;
+  return std::clamp<std::uint64_t>(total / 4 / kOtf2BlockBytes, 1, 16) * kOtf2BlockBytes;
+}
+
+/// The event pool (trace chunks and profile nodes): what remains after OTF2 and, when tracing,
+/// 5 % for what cannot come from the pools (the OTF2 library's bookkeeping, definitions).
+/// 0 when the total cannot even hold OTF2's share.
+inline std::uint64_t event_pool_bytes(std::uint64_t total, bool tracing) {
+  const std::uint64_t reserved = otf2_bytes(total, tracing) + (tracing ? total / 20 : 0);
+  return total > reserved ? total - reserved : 0;
+}
+
+/// The smallest PROF_TOTAL_MEMORY in whole MiB (at least 8M when tracing) whose event pool holds
+/// `need` bytes and at least 4 pages (the runtime's minimum), capped at 4 TiB.
+inline std::uint64_t total_for_event_pool(double need, bool tracing, std::uint64_t page) {
+  need = std::max(need, 4.0 * static_cast<double>(page));
+  for (std::uint64_t mib = tracing ? kMinTracingMemory / kMiB : 1;; ++mib) {
+    const std::uint64_t total = mib * kMiB;
+    if (static_cast<double>(event_pool_bytes(total, tracing)) >= need || mib >= (1u << 22)) return total;
+  }
+}
+
+}  // namespace prof::budget
