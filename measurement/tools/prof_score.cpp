@@ -12,11 +12,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "measurement/filter/filter.hpp"
+#include "measurement/memory/budget.hpp"
 #include "measurement/profiling/cube4_reader.hpp"
 
 namespace {
@@ -36,12 +39,14 @@ const char kUsage[] =
     "  -r              also one row per region\n"
     "  -f FILE         show the effect of a filter file (prof or Score-P syntax)\n"
     "  -g [k=v,...]    write an initial filter file excluding short, frequently called user\n"
-    "                  functions; keys: bufferpercent=1 (share of the trace, %), timepervisit=1\n"
-    "                  (us), bufferabsolute=MB (instead of bufferpercent), visits=N (at least),\n"
-    "                  type=usr|com|both (default usr)\n"
+    "                  functions; keys: bufferpercent=1 (share of max_buf, %), timepervisit=1\n"
+    "                  (us), bufferabsolute=MiB (also required when given), visits=N (at least),\n"
+    "                  type=usr|com|both (default usr); with -f, on top of that filter\n"
+    "  -g all          write max_prof.filter, excluding every filterable function\n"
     "  -o FILE         file name for -g (default initial_prof.filter; an existing file is\n"
-    "                  renamed to FILE.old)\n"
-    "  -s KEY          sort regions by maxbuffer (default), totaltime, timepervisit, visits, name\n"
+    "                  renamed to FILE.old, FILE.old.1, ...)\n"
+    "  -s KEY          sort regions by maxbuffer (default), totaltime, timepervisit (shortest\n"
+    "                  first), visits, name\n"
     "  -m              show mangled names (with -r)\n"
     "  -c N            N metric values per event (PAPI/rusage counters of a later run)\n"
     "  --page-size S   the run's PROF_PAGE_SIZE for the memory estimate (default 64K)\n"
@@ -75,10 +80,31 @@ unsigned compressed_bytes(std::uint64_t v) {
 // memory: 16 bytes, plus one 16-byte payload slot for the thread and lock events.
 constexpr unsigned kOtf2Timestamp = 9;
 constexpr unsigned kRawRecord = 16;
-// Thread and lock wrappers write one more event per visit (ThreadCreate, ThreadWait,
-// AcquireLock, ...): in OTF2 about a timestamp, type, length and two compressed fields.
-constexpr unsigned kOtf2ThreadEvent = 16;
+// Thread and lock wrappers write more events, each a timestamp (9), type and length (2) and
+// compressed fields: ThreadCreate/Begin/End/Wait a communicator and a sequence number (about 15
+// bytes), AcquireLock/ReleaseLock a paradigm, a lock id and an acquisition order that keeps
+// growing (about 18). Raw: a record and a payload slot, 32 bytes.
+struct ThreadEvents {
+  unsigned thread = 0, lock = 0;
+};
+constexpr unsigned kOtf2ThreadEvent = 15;
+constexpr unsigned kOtf2LockEvent = 18;
 constexpr unsigned kRawThreadEvent = 32;
+
+/// Events a pthread wrapper writes per visit besides its Enter and Leave
+/// (adapters/pthread/pthread.cpp).
+ThreadEvents thread_events_per_visit(const std::string& name) {
+  static const std::map<std::string, ThreadEvents> kEvents = {
+      {"pthread_create", {3, 0}},  // ThreadCreate here, ThreadBegin and ThreadEnd on the new thread
+      {"pthread_join", {1, 0}},    // ThreadWait
+      {"pthread_mutex_lock", {0, 1}}, {"pthread_mutex_trylock", {0, 1}}, {"pthread_mutex_timedlock", {0, 1}},  // AcquireLock
+      {"pthread_mutex_unlock", {0, 1}},                                                                  // ReleaseLock
+      {"pthread_cond_wait", {0, 2}}, {"pthread_cond_timedwait", {0, 2}},  // ReleaseLock, then AcquireLock
+  };
+  auto it = kEvents.find(name);
+  return it == kEvents.end() ? ThreadEvents{} : it->second;
+}
+
 // Metric values travel with the Enter and Leave: one OTF2 Metric record per event (timestamp,
 // type, length, metric ref, count, type byte and 8 bytes per value); 16 raw bytes per value.
 constexpr unsigned kOtf2MetricHeader = 14;
@@ -94,14 +120,18 @@ static_assert(sizeof kGroupName / sizeof *kGroupName == static_cast<std::size_t>
 /// leads to a call of another paradigm.
 Group paradigm_group(const std::string& paradigm) {
   static const std::map<std::string, Group> kByParadigm = {
-      {"compiler", Group::USR},      {"user", Group::USR},       {"sampling", Group::USR},   {"unknown", Group::USR},
+      {"compiler", Group::USR},      {"user", Group::USR},       {"sampling", Group::USR},
       {"", Group::USR},              {"measurement", Group::PROF}, {"pthread", Group::PTHREAD}, {"mpi", Group::MPI},
       {"openmp", Group::OMP},        {"cuda", Group::CUDA},      {"shmem", Group::SHMEM},    {"opencl", Group::OPENCL},
       {"openacc", Group::OPENACC},   {"hip", Group::HIP},        {"kokkos", Group::KOKKOS},  {"io", Group::IO},
       {"memory", Group::MEMORY},     {"libwrap", Group::LIB},
   };
   auto it = kByParadigm.find(paradigm);
-  return it == kByParadigm.end() ? Group::LIB : it->second;
+  if (it != kByParadigm.end()) return it->second;
+  // Score-P writes sub-paradigms such as "kokkos:..."; anything else unknown counts as user code.
+  if (paradigm.rfind("kokkos", 0) == 0) return Group::KOKKOS;
+  if (paradigm.rfind("hip", 0) == 0) return Group::HIP;
+  return Group::USR;
 }
 
 bool is_user(Group g) { return g == Group::USR || g == Group::COM; }
@@ -151,9 +181,10 @@ void bytes_per_visit(const cube4::Region& r, std::uint32_t id, unsigned metrics,
   }
   *otf2 = 2.0 * (kOtf2Timestamp + 1 + compressed_bytes(id));
   *raw = 2.0 * kRawRecord;
-  if (g == Group::PTHREAD && r.role != "function") {
-    *otf2 += kOtf2ThreadEvent;
-    *raw += kRawThreadEvent;
+  if (g == Group::PTHREAD) {
+    const ThreadEvents n = thread_events_per_visit(r.name);
+    *otf2 += n.thread * kOtf2ThreadEvent + n.lock * kOtf2LockEvent;
+    *raw += (n.thread + n.lock) * kRawThreadEvent;
   }
   if (metrics) {
     *otf2 += 2.0 * (kOtf2MetricHeader + kOtf2MetricValue * metrics);
@@ -265,25 +296,26 @@ Totals sum(const Score& s, Pred take) {
   return t;
 }
 
+/// The totals of one row, without a pass over all rows.
+Totals of(const Row& r) {
+  Totals t;
+  t.any = true;
+  t.all_filtered = t.some_filtered = r.filtered;
+  t.visits = r.visits;
+  t.time = r.time;
+  t.otf2_bytes = r.otf2_bytes;
+  t.max_buf = r.max_buf;
+  t.otf2_per_process = r.otf2_per_process;
+  t.raw_per_process = r.raw_per_process;
+  return t;
+}
+
 struct Estimate {
   double trace_bytes = 0;       // OTF2 event files, all processes
   double max_buf = 0;           // OTF2 bytes of the largest process
   double max_raw = 0;           // raw record bytes of the process that needs the most memory
   std::uint64_t total_memory = 0;  // PROF_TOTAL_MEMORY per process for a run without flushes
 };
-
-/// The smallest PROF_TOTAL_MEMORY (whole MiB, at least 8M) whose event pool holds `need`
-/// bytes, with the split the runtime makes: OTF2 blocks of 4 MiB (a quarter of the total, 1 to
-/// 16 of them) and 5 % headroom.
-std::uint64_t total_memory_for(double need) {
-  const std::uint64_t block = 4u << 20;
-  for (std::uint64_t mib = 8;; ++mib) {
-    const std::uint64_t total = mib << 20;
-    const std::uint64_t blocks = std::min<std::uint64_t>(16, std::max<std::uint64_t>(1, total / 4 / block));
-    const double pool = static_cast<double>(total - blocks * block - total / 20);
-    if (pool >= need || mib >= (1u << 22)) return total;
-  }
-}
 
 Estimate estimate(const Score& s, const Totals& t, std::uint64_t page_size) {
   Estimate e;
@@ -300,7 +332,7 @@ Estimate estimate(const Score& s, const Totals& t, std::uint64_t page_size) {
       e.max_raw = t.raw_per_process[g];
     }
   }
-  e.total_memory = total_memory_for(need);
+  e.total_memory = prof::budget::total_for_event_pool(need, true, page_size);
   return e;
 }
 
@@ -346,7 +378,7 @@ void sort_rows(std::vector<const Row*>& rows, const std::string& key, const Scor
   auto per_visit = [](const Row* r) { return r->visits > 0 ? r->time / r->visits : 0.0; };
   std::stable_sort(rows.begin(), rows.end(), [&](const Row* a, const Row* b) {
     if (key == "totaltime") return a->time > b->time;
-    if (key == "timepervisit") return per_visit(a) > per_visit(b);
+    if (key == "timepervisit") return per_visit(a) < per_visit(b);  // shortest first, as scorep-score
     if (key == "visits") return a->visits > b->visits;
     if (key == "name") return s.profile.regions[a->region].name < s.profile.regions[b->region].name;
     return a->max_buf > b->max_buf;
@@ -375,6 +407,31 @@ void print_estimate(const Estimate& e, const char* label) {
   line("Estimated aggregate size of event trace", bytes_text(e.trace_bytes));
   line("Estimated requirements for largest trace buffer (max_buf)", bytes_text(e.max_buf));
   line("Estimated memory requirements (PROF_TOTAL_MEMORY)", memory_text(e.total_memory));
+}
+
+bool in_group(const Row& r, Group g) { return g == Group::ALL || r.group == g; }
+
+/// The rows scorep-score adds for a filter: ALL-FLT (what remains), FLT (what the filter
+/// removes), then <GROUP>-FLT per group (what remains of it); '*' marks a partly filtered group.
+struct FilteredRow {
+  const char* mark;
+  std::string type, name;
+  Totals t;
+};
+std::vector<Group> present_groups(const Score& s);
+std::vector<FilteredRow> filtered_rows(const Score& s) {
+  std::vector<FilteredRow> out;
+  for (Group g : present_groups(s)) {
+    const Totals whole = sum(s, [g](const Row& r) { return in_group(r, g); });
+    const Totals rest = sum(s, [g](const Row& r) { return in_group(r, g) && !r.filtered; });
+    const std::string type = kGroupName[static_cast<int>(g)];
+    if (rest.any) out.push_back({whole.some_filtered ? "*" : "-", type, type + "-FLT", rest});
+    if (g == Group::ALL) {
+      const Totals flt = sum(s, [](const Row& r) { return r.filtered; });
+      if (flt.any) out.push_back({"+", "FLT", "FLT", flt});
+    }
+  }
+  return out;
 }
 
 /// Groups that occur, in kGroupName order, ALL first.
@@ -409,19 +466,14 @@ void print_text(const Options& o, const Score& s, bool have_filter) {
   std::printf("%3s %7s %16s %14s %11s %7s %14s  %s\n", "flt", "type", "max_buf[B]", "visits", "time[s]", "time[%]",
               "time/visit[us]", "region");
   for (Group g : present_groups(s)) {
-    auto in_group = [g](const Row& r) { return g == Group::ALL || r.group == g; };
-    const Totals t = sum(s, in_group);
-    print_line(flt_mark(t, have_filter), kGroupName[static_cast<int>(g)], t.max_buf, t.visits, t.time, s.total_time,
+    const Totals t = sum(s, [g](const Row& r) { return in_group(r, g); });
+    print_line(have_filter ? "-" : "", kGroupName[static_cast<int>(g)], t.max_buf, t.visits, t.time, s.total_time,
                kGroupName[static_cast<int>(g)]);
   }
   if (have_filter) {
     std::printf("\n");
-    for (Group g : present_groups(s)) {
-      const Totals t = sum(s, [g](const Row& r) { return r.filtered && (g == Group::ALL || r.group == g); });
-      if (!t.any) continue;
-      const std::string name = g == Group::ALL ? "FLT" : std::string(kGroupName[static_cast<int>(g)]) + "-FLT";
-      print_line("+", name.c_str(), t.max_buf, t.visits, t.time, s.total_time, name);
-    }
+    for (const FilteredRow& f : filtered_rows(s))
+      print_line(f.mark, f.type.c_str(), f.t.max_buf, f.t.visits, f.t.time, s.total_time, f.name);
   }
   if (o.regions) {
     std::printf("\n");
@@ -485,9 +537,17 @@ void print_json(const Options& o, const Score& s, bool have_filter) {
   out += ",\n  \"groups\": [";
   const char* sep = "\n    ";
   for (Group g : present_groups(s)) {
-    const Totals t = sum(s, [g](const Row& r) { return g == Group::ALL || r.group == g; });
+    const Totals t = sum(s, [g](const Row& r) { return in_group(r, g); });
     out += sep + json_row(kGroupName[static_cast<int>(g)], kGroupName[static_cast<int>(g)], t, s.total_time, flt_mark(t, have_filter));
     sep = ",\n    ";
+  }
+  if (have_filter) {
+    out += "\n  ],\n  \"groups_after_filtering\": [";
+    sep = "\n    ";
+    for (const FilteredRow& f : filtered_rows(s)) {
+      out += sep + json_row(f.type.c_str(), f.name, f.t, s.total_time, f.mark);
+      sep = ",\n    ";
+    }
   }
   out += "\n  ],\n  \"regions\": [";
   std::vector<const Row*> rows;
@@ -495,7 +555,7 @@ void print_json(const Options& o, const Score& s, bool have_filter) {
   sort_rows(rows, o.sort, s);
   sep = "\n    ";
   for (const Row* r : rows) {
-    const Totals t = sum(s, [r](const Row& x) { return &x == r; });
+    const Totals t = of(*r);
     std::string row = json_row(kGroupName[static_cast<int>(r->group)], s.profile.regions[r->region].name, t, s.total_time,
                                have_filter ? (r->filtered ? "+" : "-") : "");
     row.pop_back();
@@ -514,14 +574,19 @@ void print_json(const Options& o, const Score& s, bool have_filter) {
 // ---------------------------------------------------------------------------------------------
 
 struct GenerateRules {
-  double buffer_percent = 1;   // of the whole trace (max_buf)
-  double buffer_absolute = -1; // MB; replaces buffer_percent when set
-  double time_per_visit = 1;   // us
+  bool all = false;             // -g all: every filterable region with visits
+  double buffer_percent = 1;    // a region's share of max_buf (after -f), %
+  double buffer_absolute = -1;  // MiB of max_buf, when given; both conditions must hold
+  double time_per_visit = 1;    // us
   double min_visits = 0;
   std::string type = "usr";
 };
 
 bool parse_generate(const std::string& spec, GenerateRules* g, std::string* err) {
+  if (spec == "all") {
+    g->all = true;
+    return true;
+  }
   std::size_t at = 0;
   while (at < spec.size()) {
     std::size_t comma = spec.find(',', at);
@@ -571,44 +636,79 @@ std::string quote_pattern(const std::string& name) {
   return out;
 }
 
-int generate(const Options& o, const Score& s) {
-  GenerateRules g;
-  std::string err;
-  if (!parse_generate(o.generate_spec, &g, &err)) return usage_error(err);
-  const Totals all = sum(s, [](const Row&) { return true; });
+/// `path` renamed aside to a name that does not exist yet: path.old, path.old.1, ...
+bool move_aside(const std::string& path, std::string* moved_to) {
+  struct stat st;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string old = path + ".old" + (i ? "." + std::to_string(i) : "");
+    if (::stat(old.c_str(), &st) == 0) continue;
+    *moved_to = old;
+    return std::rename(path.c_str(), old.c_str()) == 0;
+  }
+  *moved_to = path + ".old.*";
+  errno = EEXIST;
+  return false;
+}
+
+/// The regions -g excludes, largest max_buf first. With -f, regions the filter already removes
+/// are left out and the shares are of what remains, as in scorep-score.
+std::vector<const Row*> choose(const GenerateRules& g, const Score& s) {
+  const Totals rest = sum(s, [](const Row& r) { return !r.filtered; });
   std::vector<const Row*> chosen;
   for (const Row& r : s.rows) {
-    if (!r.filterable || r.visits <= 0) continue;
-    if ((g.type == "usr" && r.group != Group::USR) || (g.type == "com" && r.group != Group::COM)) continue;
-    const bool big = g.buffer_absolute >= 0 ? r.max_buf > g.buffer_absolute * 1e6 : all.max_buf > 0 && 100.0 * r.max_buf / all.max_buf > g.buffer_percent;
-    const bool short_visits = 1e6 * r.time / r.visits < g.time_per_visit;
-    if (big && short_visits && r.visits >= g.min_visits) chosen.push_back(&r);
+    if (!r.filterable || r.filtered || r.visits <= 0) continue;
+    if (!g.all) {
+      if ((g.type == "usr" && r.group != Group::USR) || (g.type == "com" && r.group != Group::COM)) continue;
+      const bool share = rest.max_buf > 0 && 100.0 * r.max_buf / rest.max_buf > g.buffer_percent;
+      const bool absolute = g.buffer_absolute < 0 || r.max_buf > g.buffer_absolute * 1048576.0;
+      const bool short_visits = 1e6 * r.time / r.visits < g.time_per_visit;
+      if (!share || !absolute || !short_visits || r.visits < g.min_visits) continue;
+    }
+    chosen.push_back(&r);
   }
-  std::vector<const Row*> sorted = chosen;
-  sort_rows(sorted, "maxbuffer", s);
+  sort_rows(chosen, "maxbuffer", s);
+  return chosen;
+}
+
+int generate(const Options& o, const GenerateRules& g, const Score& s) {
+  const std::vector<const Row*> chosen = choose(g, s);
   struct stat st;
   if (::stat(o.generate_file.c_str(), &st) == 0) {
-    const std::string old = o.generate_file + ".old";
-    if (std::rename(o.generate_file.c_str(), old.c_str()) != 0) {
+    std::string old;
+    if (!move_aside(o.generate_file, &old)) {
       error(o.generate_file + " exists and cannot be renamed to " + old + " (" + std::strerror(errno) + "); remove it or choose another name with -o");
       return kExitError;
     }
     std::fprintf(stderr, "prof-score: %s existed and was renamed to %s\n", o.generate_file.c_str(), old.c_str());
+  }
+  std::string previous;
+  if (!o.filter_file.empty()) {
+    std::ifstream in(o.filter_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    previous = ss.str();
+    if (!previous.empty() && previous.back() != '\n') previous += '\n';
   }
   FILE* f = std::fopen(o.generate_file.c_str(), "w");
   if (!f) {
     error("cannot write " + o.generate_file + " (" + std::strerror(errno) + "); choose a writable place with -o");
     return kExitError;
   }
-  std::fprintf(f, "# Initial filter written by prof-score -g from %s.\n", s.path.c_str());
-  if (g.buffer_absolute >= 0) std::fprintf(f, "# Excludes %s functions with more than %g MB of trace (max_buf)", g.type.c_str(), g.buffer_absolute);
-  else std::fprintf(f, "# Excludes %s functions with more than %g %% of the trace (max_buf)", g.type.c_str(), g.buffer_percent);
-  std::fprintf(f, ", under %g us per visit", g.time_per_visit);
-  if (g.min_visits > 0) std::fprintf(f, " and at least %g visits", g.min_visits);
+  std::fprintf(f, "# %s filter written by prof-score -g from %s.\n", g.all ? "Maximal" : "Initial", s.path.c_str());
+  if (g.all) {
+    std::fprintf(f, "# Excludes every compiler-instrumented function with visits");
+  } else {
+    std::fprintf(f, "# Excludes %s functions with more than %g %% of the trace (max_buf%s)", g.type.c_str(), g.buffer_percent,
+                 previous.empty() ? "" : " after the filter below");
+    if (g.buffer_absolute >= 0) std::fprintf(f, " and more than %g MiB", g.buffer_absolute);
+    std::fprintf(f, ", under %g us per visit", g.time_per_visit);
+    if (g.min_visits > 0) std::fprintf(f, " and at least %g visits", g.min_visits);
+  }
   std::fprintf(f, ".\n# Check its effect with: prof-score -f %s %s\n# Use it with: PROF_FILTERING_FILE=%s\n", o.generate_file.c_str(),
                o.input.c_str(), o.generate_file.c_str());
+  if (!previous.empty()) std::fprintf(f, "\n# --- the rules of %s (-f), kept:\n%s# ---\n\n", o.filter_file.c_str(), previous.c_str());
   std::fprintf(f, "PROF_REGION_NAMES_BEGIN\n");
-  for (const Row* r : sorted) {
+  for (const Row* r : chosen) {
     const cube4::Region& reg = s.profile.regions[r->region];
     std::fprintf(f, "  EXCLUDE MANGLED %s  # %s, %s bytes, %s visits, %.3f us/visit\n", quote_pattern(reg.canonical.empty() ? reg.name : reg.canonical).c_str(),
                  reg.name.c_str(), grouped(r->max_buf).c_str(), grouped(r->visits).c_str(), 1e6 * r->time / r->visits);
@@ -694,8 +794,12 @@ int run(int argc, char** argv) {
       o.filter_file = v;
     } else if (a == "-g") {
       o.generate = true;
-      // The optional argument is key=value[,...]; anything else is the input.
-      if (i + 1 < argc && std::strchr(argv[i + 1], '=') && argv[i + 1][0] != '-') o.generate_spec = argv[++i];
+      // The optional argument is "all" or key=value[,...]; an existing path is the input.
+      if (i + 1 < argc) {
+        const std::string next = argv[i + 1];
+        struct stat st;
+        if (next == "all" || (next.find('=') != std::string::npos && ::stat(next.c_str(), &st) != 0)) o.generate_spec = argv[++i];
+      }
     } else if (a == "-o") {
       const char* v = value("FILE");
       if (!v) return usage_error("-o needs a file name");
@@ -724,6 +828,12 @@ int run(int argc, char** argv) {
     }
   }
   if (o.input.empty()) return usage_error("no input; expected an experiment directory or a .cubex file");
+  GenerateRules rules;
+  if (o.generate) {
+    std::string spec_err;
+    if (!parse_generate(o.generate_spec, &rules, &spec_err)) return usage_error(spec_err);
+    if (rules.all && o.generate_file == "initial_prof.filter") o.generate_file = "max_prof.filter";
+  }
   if (o.mangled && !o.regions) return usage_error("-m needs -r");
 
   Score s;
@@ -752,7 +862,7 @@ int run(int argc, char** argv) {
     error("cannot write to standard output");
     return kExitError;
   }
-  return o.generate ? generate(o, s) : 0;
+  return o.generate ? generate(o, rules, s) : 0;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // prof-score on a profile with known values (written with cube4::write): every field of the
 // group and region rows, the estimates, -f, -g and the error paths, checked against figures
 // worked out by hand below.
+#include <sys/stat.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -70,13 +72,14 @@ Dir& written(Dir& d) {
 
 // Worked out by hand:
 //   bytes per visit = 2 × (9 + 1 + compressed(region id)), compressed(id) = 1 + significant bytes:
-//     main(1), compute(2), tiny(4), ns::step(5), op[](6): 2 × 12 = 24; pthread_create(3): 24 + 16 = 40;
+//     main(1), compute(2), tiny(4), ns::step(5), op[](6): 2 × 12 = 24; pthread_create(3): 24 plus
+//     3 thread events (ThreadCreate; ThreadBegin and ThreadEnd of the new thread) × 15 = 69;
 //     prog (measurement): 0.
 //   exclusive time: prog 10 - 9 = 1 (loc 0) and 4 - 4 = 0 (loc 1); main 9 - 6 - 0.5 = 2.5;
 //     compute 6 - 1 - 2 = 3; tiny 1; pthread_create 0.5; ns::step 4; op[] 2. Total = 10 + 4 = 14.
 //   groups: main leads to pthread_create → COM; compute, tiny, ns::step, op[] → USR.
 //   USR: visits 10 + 1,000,000 + 200 + 5 = 1,000,215; bytes 24 × that = 24,005,160; time 3+1+4+2 = 10.
-//   ALL: visits 1 + 1 + 1,000,215 + 1 = 1,000,218; bytes 24 + 40 + 24,005,160 = 24,005,224.
+//   ALL: visits 1 + 1 + 1,000,215 + 1 = 1,000,218; bytes 24 + 40 + 24,005,160 = 24,005,253.
 TEST_CASE("prof-score: group and region rows, field by field", "[prof_score]") {
   Dir d;
   written(d);
@@ -87,16 +90,16 @@ TEST_CASE("prof-score: group and region rows, field by field", "[prof_score]") {
   CHECK(o.find("Profile: " + d.path + "/profile.cubex (7 call paths, 2 locations in 1 process)\n") != std::string::npos);
   CHECK(o.find("Estimated aggregate size of event trace:                   24.01 MB\n") != std::string::npos);
   CHECK(o.find("Estimated requirements for largest trace buffer (max_buf): 24.01 MB\n") != std::string::npos);
-  // Raw: 32 B per visit of every region but prog (+32 for pthread_create): 32 × 1,000,217 + 32 =
-  // 32,006,976; plus 3 × 2 × 64 KiB partly used chunks and 64 B for each of the 8 (cnode, location)
-  // pairs with data: 32,400,704 bytes.
+  // Raw: 32 B per visit of every region but prog and pthread_create (32 + 3 × 32 = 128):
+  // 32 × 1,000,216 + 128 = 32,007,040; plus 3 × 2 × 64 KiB partly used chunks and 64 B for each
+  // of the 8 (cnode, location) pairs with data: 32,400,768 bytes.
   // 41M leaves 41M - 2 × 4M (OTF2) - 41M/20 = 32,453,428 bytes of event pool; 40M would leave 31,457,280.
   CHECK(o.find("Estimated memory requirements (PROF_TOTAL_MEMORY):         41M\n") != std::string::npos);
-  CHECK(o.find("        ALL       24,005,224      1,000,218   14.000000   100.0          14.00  ALL\n") != std::string::npos);
+  CHECK(o.find("        ALL       24,005,253      1,000,218   14.000000   100.0          14.00  ALL\n") != std::string::npos);
   CHECK(o.find("        USR       24,005,160      1,000,215   10.000000    71.4          10.00  USR\n") != std::string::npos);
   CHECK(o.find("        COM               24              1    2.500000    17.9     2500000.00  COM\n") != std::string::npos);
   CHECK(o.find("       PROF                0              1    1.000000     7.1     1000000.00  PROF\n") != std::string::npos);
-  CHECK(o.find("    PTHREAD               40              1    0.500000     3.6      500000.00  PTHREAD\n") != std::string::npos);
+  CHECK(o.find("    PTHREAD               69              1    0.500000     3.6      500000.00  PTHREAD\n") != std::string::npos);
   CHECK(o.find("        USR       24,000,000      1,000,000    1.000000     7.1           1.00  tiny\n") != std::string::npos);
   CHECK(o.find("        USR            4,800            200    4.000000    28.6       20000.00  ns::step()\n") != std::string::npos);
   CHECK(o.find("        USR              240             10    3.000000    21.4      300000.00  compute\n") != std::string::npos);
@@ -105,6 +108,8 @@ TEST_CASE("prof-score: group and region rows, field by field", "[prof_score]") {
   CHECK(o.find("  tiny\n") < o.find("  ns::step()\n"));
   CHECK(o.find("  ns::step()\n") < o.find("  compute\n"));
 
+  const auto tv = score(d, "-r -s timepervisit " + d.path);
+  CHECK(tv.out.find("  tiny\n") < tv.out.find("  ns::step()\n"));  // shortest first
   const auto m = score(d, "-r -m -s name " + d.path);
   CHECK(m.out.find("  _ZN2ns4stepEv\n") != std::string::npos);
   CHECK(m.out.find("  compute\n") < m.out.find("  main\n"));
@@ -112,7 +117,7 @@ TEST_CASE("prof-score: group and region rows, field by field", "[prof_score]") {
   const auto j = score(d, "--json " + d.path);
   INFO(j.out);
   REQUIRE(j.rc == 0);
-  CHECK(j.out.find("\"estimate\": {\"trace_bytes\": 24005224, \"max_buf\": 24005224, \"max_raw_bytes\": 32006976, "
+  CHECK(j.out.find("\"estimate\": {\"trace_bytes\": 24005253, \"max_buf\": 24005253, \"max_raw_bytes\": 32007040, "
                    "\"total_memory\": 42991616, \"total_memory_text\": \"41M\"}") != std::string::npos);
   CHECK(j.out.find("{\"type\": \"USR\", \"name\": \"tiny\", \"max_buf\": 24000000, \"trace_bytes\": 24000000, \"visits\": 1000000, "
                    "\"time\": 1, \"time_percent\": 7.14285714, \"time_per_visit_us\": 1, \"mangled\": \"tiny\", "
@@ -137,16 +142,21 @@ TEST_CASE("prof-score -f: filtered rows, FLT groups and the estimate after filte
   REQUIRE(r.rc == 0);
   const std::string& o = r.out;
   // pthread_create is not compiler-instrumented: the run-time filter does not apply to it.
-  CHECK(o.find("  *     ALL       24,005,224      1,000,218   14.000000   100.0          14.00  ALL\n") != std::string::npos);
-  CHECK(o.find("  *     USR       24,005,160      1,000,215   10.000000    71.4          10.00  USR\n") != std::string::npos);
-  CHECK(o.find("  -     COM               24              1    2.500000    17.9     2500000.00  COM\n") != std::string::npos);
+  // As scorep-score: the groups as they are, then ALL-FLT and <GROUP>-FLT (what remains after
+  // filtering; '*' where the filter takes part of the group) and FLT (what it removes).
+  CHECK(o.find("  -     ALL       24,005,253      1,000,218   14.000000   100.0          14.00  ALL\n") != std::string::npos);
+  CHECK(o.find("  -     USR       24,005,160      1,000,215   10.000000    71.4          10.00  USR\n") != std::string::npos);
+  CHECK(o.find("  *     ALL            5,253            218   13.000000    92.9       59633.03  ALL-FLT\n") != std::string::npos);
   CHECK(o.find("  +     FLT       24,000,000      1,000,000    1.000000     7.1           1.00  FLT\n") != std::string::npos);
-  CHECK(o.find("  + USR-FLT       24,000,000      1,000,000    1.000000     7.1           1.00  USR-FLT\n") != std::string::npos);
+  CHECK(o.find("  *     USR            5,160            215    9.000000    64.3       41860.47  USR-FLT\n") != std::string::npos);
+  CHECK(o.find("  -     COM               24              1    2.500000    17.9     2500000.00  COM-FLT\n") != std::string::npos);
+  CHECK(o.find("  - PTHREAD               69              1    0.500000     3.6      500000.00  PTHREAD-FLT\n") != std::string::npos);
+  CHECK(o.find("USR-FLT") > o.find("  FLT\n"));
   CHECK(o.find("  +     USR       24,000,000      1,000,000    1.000000     7.1           1.00  tiny\n") != std::string::npos);
   CHECK(o.find("  -     USR            4,800            200    4.000000    28.6       20000.00  ns::step()\n") != std::string::npos);
-  CHECK(o.find("  - PTHREAD               40              1    0.500000     3.6      500000.00  pthread_create\n") != std::string::npos);
-  // 24,005,224 - 24,000,000 = 5,224 bytes; memory: 32 × 218 + 32 + 393,216 + 512 → 8M.
-  CHECK(o.find("Estimated aggregate size of event trace after filtering:                   5.22 kB\n") != std::string::npos);
+  CHECK(o.find("  - PTHREAD               69              1    0.500000     3.6      500000.00  pthread_create\n") != std::string::npos);
+  // 24,005,253 - 24,000,000 = 5,224 bytes; memory: 32 × 218 + 32 + 393,216 + 512 → 8M.
+  CHECK(o.find("Estimated aggregate size of event trace after filtering:                   5.25 kB\n") != std::string::npos);
   CHECK(o.find("Estimated memory requirements (PROF_TOTAL_MEMORY) after filtering:         8M\n") != std::string::npos);
 }
 
@@ -185,6 +195,39 @@ TEST_CASE("prof-score -g: a valid filter that excludes the short, frequent user 
   CHECK(f.excluded("ns::step()", "_ZN2ns4stepEv", "/src/app.c"));
   CHECK(f.excluded("tiny", "", "/src/app.c"));
   CHECK_FALSE(f.excluded("other", "", "/src/app.c"));
+
+  // -g all: every filterable region with visits, into max_prof.filter by default.
+  r = score(d, "-g all -o " + d.file("max.filter") + " " + d.path);
+  REQUIRE(r.rc == 0);
+  CHECK(r.err.find(": 5 regions excluded") != std::string::npos);  // main compute tiny ns::step op[]; not pthread_create, prog
+  {
+    prof::filter::Filter all;
+    REQUIRE(all.load(d.file("max.filter"), &err));
+    CHECK(all.excluded("main", "", ""));
+    CHECK(all.excluded("compute", "", ""));
+  }
+
+  // With -f: the regions the filter removes are not chosen again, its rules are kept, and the
+  // shares are of what remains (tiny filtered: compute's 240 of 5,224 bytes is 4.6 %).
+  {
+    std::ofstream f(d.file("tiny.filter"));
+    f << "PROF_REGION_NAMES_BEGIN\n  EXCLUDE tiny\nPROF_REGION_NAMES_END\n";
+  }
+  r = score(d, "-f " + d.file("tiny.filter") + " -g bufferpercent=4,timepervisit=1e12 -o " + out + " " + d.path);
+  REQUIRE(r.rc == 0);
+  text = slurp(out);
+  CHECK(text.find("EXCLUDE MANGLED tiny  #") == std::string::npos);
+  CHECK(text.find("# --- the rules of " + d.file("tiny.filter") + " (-f), kept:\nPROF_REGION_NAMES_BEGIN\n  EXCLUDE tiny\n") != std::string::npos);
+  CHECK(text.find("EXCLUDE MANGLED compute  #") != std::string::npos);   // 240 B: 4.6 % of what remains
+  CHECK(text.find("EXCLUDE MANGLED _ZN2ns4stepEv  #") != std::string::npos);  // 4,800 B
+  CHECK(text.find("EXCLUDE MANGLED op\\[\\]") == std::string::npos);      // 120 B: 2.3 %
+  REQUIRE(f.load(out, &err));
+  CHECK(f.excluded("tiny", "", ""));
+  // Earlier files are never overwritten: .old, then .old.1, ...
+  struct stat st;
+  CHECK(::stat((out + ".old").c_str(), &st) == 0);
+  CHECK(::stat((out + ".old.1").c_str(), &st) == 0);
+  CHECK(::stat((out + ".old.2").c_str(), &st) == 0);
 
   // type=com: only main.
   r = score(d, "-g bufferpercent=0,timepervisit=1e12,type=com -o " + out + " " + d.path);
