@@ -68,7 +68,13 @@ void apply_option(Options& o, const std::string& arg) {
   else if (arg == "--user") o.user = true;
   else if (arg == "--nouser") o.user = false;
   else if (arg == "--keep-files") o.keep_files = true;
-  else if (arg.rfind("--instrument-filter=", 0) == 0) {
+  else if (arg.rfind("--instrument=", 0) == 0) {
+    const std::string how = arg.substr(std::strlen("--instrument="));
+    if (how == "auto") o.instrument = Instrument::Auto;
+    else if (how == "plugin") o.instrument = Instrument::Plugin;
+    else if (how == "functions") o.instrument = Instrument::Functions;
+    else throw UsageError("--instrument=" + how + " is not one of plugin, functions, auto");
+  } else if (arg.rfind("--instrument-filter=", 0) == 0) {
     std::string file = arg.substr(std::strlen("--instrument-filter="));
     if (file.empty()) throw UsageError("--instrument-filter= needs a file, e.g. --instrument-filter=my.filter");
     std::error_code ec;

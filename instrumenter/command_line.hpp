@@ -19,6 +19,14 @@ struct WrapError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// How compile steps are instrumented.
+enum class Instrument {
+  Auto,       ///< for now -finstrument-functions; the GCC plugin becomes the default once the
+              ///< whole test matrix runs with it (issue #4)
+  Plugin,     ///< the GCC plugin; an error where it cannot be used
+  Functions,  ///< -finstrument-functions
+};
+
 /// prof-wrap's own options, those given before the compiler name.
 struct Options {
   bool help = false;
@@ -28,9 +36,13 @@ struct Options {
   bool nocompiler = false;  ///< no compiler instrumentation (still link libprof)
   bool user = false;        ///< define PROF_USER_ENABLE for the <prof/user.h> macros
   bool keep_files = false;  ///< keep the generated adapter-list source and object
-  /// --instrument-filter=FILE (repeatable), absolute paths: checked at build time, applied by the
-  /// runtime as a run-time filter until compile-time filtering arrives with the compiler plugin.
+  /// --instrument-filter=FILE (repeatable), absolute paths: checked at build time, applied inside
+  /// the GCC plugin (no hooks at all) and by the runtime to what other compilers instrumented.
   std::vector<std::string> instrument_filters;
+  Instrument instrument = Instrument::Auto;  ///< --instrument=auto|plugin|functions
+  /// Decided by prof-wrap before build_commands (it needs the compiler's version): compile steps
+  /// load the GCC plugin at this path instead of -finstrument-functions. Empty: no plugin.
+  std::string gcc_plugin;
 };
 
 /// The command line split into prof-wrap's part and the compiler's part.

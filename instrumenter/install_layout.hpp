@@ -16,6 +16,7 @@ struct Layout {
   std::string libprof() const { return lib_dir() + "/libprof.so"; }
   std::string libprof_static() const { return lib_dir() + "/libprof.a"; }  ///< for -static links
   std::string instrumented_header() const { return include_dir() + "/prof/instrumented.h"; }
+  std::string gcc_plugin() const { return lib_dir() + "/prof_gcc_plugin.so"; }
 };
 
 /// The layout for an executable at `exe_path` (".../bin/prof-wrap" → prefix "...").

@@ -45,8 +45,13 @@ const char kUsage[] =
     "      --user       enable the PROF_USER_* macros of <prof/user.h> (-DPROF_USER_ENABLE)\n"
     "      --nouser     undo --user (the default)\n"
     "      --keep-files keep the generated adapter list (source and object)\n"
-    "      --instrument-filter=FILE  a filter file (prof or Score-P syntax), checked now and\n"
-    "                   applied at run time until compile-time filtering arrives (issue #4)\n"
+    "      --instrument=plugin|functions|auto  how compile steps are instrumented: prof's GCC\n"
+    "                   plugin (hooks only in functions not declared inline, each with a static\n"
+    "                   region descriptor; needs the GCC version prof was built with), or\n"
+    "                   -finstrument-functions (functions; auto, the default, for now)\n"
+    "      --instrument-filter=FILE  a filter file (prof or Score-P syntax), checked now; the GCC\n"
+    "                   plugin leaves the functions it excludes without hooks, and the runtime\n"
+    "                   applies it to what other compilers instrumented\n"
     "      --           end of prof-wrap options; the next word is the compiler\n"
     "\n"
     "Environment:\n"
@@ -124,6 +129,42 @@ struct WorkDir {
   }
 };
 
+/// The compiler's own version (-dumpfullversion), "" when it does not say.
+std::string compiler_version(const std::string& compiler) {
+  const std::string cmd = shell_quote(compiler) + " -dumpfullversion 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return "";
+  char buf[128] = {0};
+  const bool got = std::fgets(buf, sizeof buf, p) != nullptr;
+  const int status = ::pclose(p);
+  if (!got || status != 0) return "";
+  std::string v(buf);
+  while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.pop_back();
+  return v;
+}
+
+/// Fills options.gcc_plugin when compile steps are to load the GCC plugin; says why not when
+/// --instrument=plugin asked for it (an error) or, with --verbose, what was chosen.
+void choose_instrumentation(Options& options, const Plan& plan, const Layout& layout) {
+  if (!plan.compiles || options.nocompiler || options.instrument != Instrument::Plugin) {
+    if (options.verbose && plan.compiles && !options.nocompiler)
+      std::fprintf(stderr, "prof-wrap: instrumentation: -finstrument-functions (--instrument=plugin loads the GCC plugin)\n");
+    return;
+  }
+  const Toolchain* tc = find_toolchain(plan.argv[0]);
+  if (!tc) return;  // build_commands reports it
+  const std::string plugin = layout.gcc_plugin();
+  std::error_code ec;
+  const std::string why = gcc_plugin_unusable(*tc, tc->gcc ? compiler_version(plan.argv[0]) : "", plugin,
+                                              std::filesystem::exists(plugin, ec));
+  if (why.empty()) {
+    options.gcc_plugin = plugin;
+    if (options.verbose) std::fprintf(stderr, "prof-wrap: instrumentation: GCC plugin %s\n", plugin.c_str());
+    return;
+  }
+  throw WrapError("--instrument=plugin: the GCC plugin cannot be used: " + why + "; use --instrument=functions");
+}
+
 std::string temp_root() {
   const char* t = std::getenv("TMPDIR");
   return (t && *t) ? t : "/tmp";
@@ -143,7 +184,7 @@ int wrap(const std::vector<std::string>& args) {
     std::printf("prof-wrap %s\n", PROF_VERSION);
     return 0;
   }
-  const Options& opt = cl.options;
+  Options opt = cl.options;
   for (const auto& f : opt.instrument_filters) {
     // A malformed filter fails the build here, not the run later.
     prof::filter::Filter filter;
@@ -154,6 +195,7 @@ int wrap(const std::vector<std::string>& args) {
 
   Layout layout = layout_for_executable(self_executable());
   if (plan.compiles || plan.links) check_layout(layout, plan.links_executable() && plan.static_link);
+  choose_instrumentation(opt, plan, layout);
 
   // The compiler we run must not be wrapped again (mpicc calling a prof-gcc, a CC=prof-gcc make).
   ::setenv("PROF_WRAPPER", "off", 1);

@@ -21,12 +21,12 @@ const std::vector<std::string> kClangAdapterCompile = {"-x", "c", "-c", "-fPIC"}
 // {"mpicxx", Language::Cxx, true, ...}, {"nvcc", Language::Cuda, false, true,
 // {"-Xcompiler", "-finstrument-functions"}, {"-x", "c", "-c", "-Xcompiler", "-fPIC"}, "-Xlinker="}.
 const Toolchain kToolchains[] = {
-    {"gcc", Language::C, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,"},
-    {"g++", Language::Cxx, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,"},
-    {"cc", Language::C, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,"},
-    {"c++", Language::Cxx, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,"},
-    {"clang", Language::C, false, false, kGnuInstrument, kClangAdapterCompile, "-Wl,"},
-    {"clang++", Language::Cxx, false, false, kGnuInstrument, kClangAdapterCompile, "-Wl,"},
+    {"gcc", Language::C, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,", true},
+    {"g++", Language::Cxx, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,", true},
+    {"cc", Language::C, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,", true},
+    {"c++", Language::Cxx, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,", true},
+    {"clang", Language::C, false, false, kGnuInstrument, kClangAdapterCompile, "-Wl,", false},
+    {"clang++", Language::Cxx, false, false, kGnuInstrument, kClangAdapterCompile, "-Wl,", false},
 };
 
 bool always(const Plan&, const Toolchain&, const Options&) { return true; }
@@ -82,6 +82,19 @@ const Toolchain* find_toolchain(const std::string& compiler) {
       return &tc;
   }
   return nullptr;
+}
+
+const char* gcc_plugin_version() { return PROF_GCC_PLUGIN_VERSION; }
+
+std::string gcc_plugin_unusable(const Toolchain& tc, const std::string& compiler_version, const std::string& plugin_path,
+                                bool plugin_exists) {
+  if (!tc.gcc) return std::string(tc.name) + " is not GCC";
+  if (!*gcc_plugin_version()) return "prof was built without it (no GCC plugin headers; Debian: gcc-12-plugin-dev)";
+  if (!plugin_exists) return plugin_path + " is missing";
+  if (compiler_version != gcc_plugin_version())
+    return "it was built for GCC " + std::string(gcc_plugin_version()) + ", the compiler is " +
+           (compiler_version.empty() ? std::string("not GCC or did not say its version") : "GCC " + compiler_version);
+  return "";
 }
 
 std::string supported_compilers() {
@@ -145,8 +158,14 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
   // Added before the user's arguments, so that the user's own options win (-fno-instrument-functions, -g0).
   std::vector<std::string> pre;
   if (plan.compiles && !options.nocompiler) {
-    if (!plan.has_debug_option) pre.push_back("-g");  // file and line for the runtime's symbol lookup
-    append(pre, tc->instrument_flags);
+    if (!options.gcc_plugin.empty()) {
+      // The plugin writes names, file and lines into the object: no -g needed for prof.
+      pre.push_back("-fplugin=" + options.gcc_plugin);
+      for (const auto& f : options.instrument_filters) pre.push_back("-fplugin-arg-prof_gcc_plugin-filter=" + f);
+    } else {
+      if (!plan.has_debug_option) pre.push_back("-g");  // file and line for the runtime's symbol lookup
+      append(pre, tc->instrument_flags);
+    }
     append(pre, {"-include", layout.instrumented_header()});
   }
   // Also for -E and -M, so that preprocessing sees what the compile sees and finds <prof/user.h>.

@@ -21,7 +21,16 @@ struct Toolchain {
   std::vector<std::string> instrument_flags;      ///< compiler instrumentation, e.g. -finstrument-functions
   std::vector<std::string> adapter_compile_flags; ///< compile the generated C adapter list to an object
   std::string linker_prefix;                      ///< how to pass one word to the linker: "-Wl,"
+  bool gcc;                                       ///< a GCC driver: can load prof's GCC plugin
 };
+
+/// The GCC version prof's plugin was built for, "" when it was not built.
+const char* gcc_plugin_version();
+
+/// Whether compile steps of `compiler` (version `compiler_version`, from -dumpfullversion) can
+/// load the plugin at `plugin_path` for `options`: "" if yes, else why not (one phrase).
+std::string gcc_plugin_unusable(const Toolchain& tc, const std::string& compiler_version, const std::string& plugin_path,
+                                bool plugin_exists);
 
 /// The toolchain for a compiler given by name or path ("/usr/bin/gcc", "gcc-12",
 /// "x86_64-linux-gnu-g++" all find their row); nullptr if unsupported.

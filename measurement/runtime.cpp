@@ -399,7 +399,7 @@ void init() {
     for (const char* const* p = prof_instrument_filters; p && *p; ++p) {
       if (!f->load(*p, &ferr))
         log::fatal("the --instrument-filter file this program was built with cannot be used: %s; restore it or rebuild", ferr.c_str());
-      log::info(0, "notice: prof-wrap --instrument-filter=%s is applied as a run-time filter (compile-time filtering arrives with the compiler plugin)", *p);
+      log::info(1, "prof-wrap --instrument-filter=%s is applied as a run-time filter too (for code built without the GCC plugin)", *p);
     }
     if (!v.filtering_file.empty() && !f->load(v.filtering_file, &ferr)) log::fatal("PROF_FILTERING_FILE: %s", ferr.c_str());
     regions::set_filter(f);

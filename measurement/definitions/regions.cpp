@@ -56,6 +56,12 @@ RegionId define(RegionDef def) {
   return define_locked(r, std::move(def));
 }
 
+RegionId define_unless_filtered(RegionDef def) {
+  if (def.canonical.empty()) def.canonical = def.name;
+  if (g_filter && g_filter->excluded(def.name, def.canonical, def.file)) return kFiltered;
+  return define(std::move(def));
+}
+
 RegionId for_address(const void* fn) {
   Registry& r = registry();
   {

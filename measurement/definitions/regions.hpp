@@ -37,6 +37,9 @@ struct RegionDef {
 
 /// Defines (or finds the identical) region. Any thread; locks; allocates.
 RegionId define(RegionDef def);
+/// define() for a compiler-instrumented function that may be filtered: kFiltered when the
+/// run-time filter excludes it. Any thread; locks; allocates.
+RegionId define_unless_filtered(RegionDef def);
 /// The region of a compiler-hook function address, resolved through the symbol tables once per
 /// address per process, or kFiltered. Any thread; locks; allocates. Unknown code gets a
 /// region named "UNKNOWN@0x<addr>" so no event is lost.

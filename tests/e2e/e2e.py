@@ -64,6 +64,10 @@ def main():
                          "e.g. prog/main/nap), on one location index or summed over all")
     ap.add_argument("--thread-roots", action="store_true",
                     help="on every location but the first the root has 0 visits and the time of its children")
+    ap.add_argument("--hooks-in", action="append", default=[],
+                    help="a function (short name) whose machine code calls a prof enter hook (objdump -d)")
+    ap.add_argument("--no-hooks-in", action="append", default=[],
+                    help="a function (short name) whose machine code calls no prof hook at all (objdump -d)")
     ap.add_argument("--flush-suggestion", action="store_true",
                     help="the run flushed; a rerun with the PROF_TOTAL_MEMORY the warning suggests does not")
     ap.add_argument("--prof-score", default="", help="path of prof-score")
@@ -116,6 +120,9 @@ def main():
         no_dynamic = "There is no dynamic section" in d.stdout + d.stderr
         if "NEEDED" in d.stdout or ("statically linked" in f and not no_dynamic):  # static-pie keeps one, for itself
             fail("the program has a dynamic section:\n" + d.stdout[-2000:] + d.stderr[-500:])
+
+    if a.hooks_in or a.no_hooks_in:
+        check_hooks(a, exe)
 
     exp = os.path.join(work, "exp")
     env = dict(os.environ)
@@ -279,6 +286,36 @@ def expected_counts(stdout):
         if m and m.group(1) not in IGNORED:
             expected[m.group(1)] = expected.get(m.group(1), 0) + int(m.group(2))
     return expected
+
+
+def check_hooks(a, exe):
+    """objdump -d: which functions call prof's hooks (the GCC plugin's or -finstrument-functions')."""
+    d = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", exe], capture_output=True, text=True)
+    if d.returncode:
+        fail("objdump failed: " + d.stderr[-500:])
+    calls = {}  # short name -> list of hooks called
+    fn = None
+    for line in d.stdout.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if m:
+            fn = short(m.group(1))
+            calls.setdefault(fn, [])
+            continue
+        h = re.search(r"call.*<(__prof_plugin_enter|__prof_plugin_exit|__cyg_profile_func_enter|__cyg_profile_func_exit)", line)
+        if h and fn:
+            calls[fn].append(h.group(1))
+    for name in a.hooks_in:
+        if name not in calls:
+            fail("objdump shows no function %s" % name)
+        if not any(h.endswith("enter") for h in calls[name]):
+            fail("%s calls no enter hook: %s" % (name, calls[name]))
+        print("hooks in %s: %s" % (name, ", ".join(sorted(set(calls[name])))))
+    for name in a.no_hooks_in:
+        if name not in calls:
+            fail("objdump shows no function %s (was it inlined?)" % name)
+        if calls[name]:
+            fail("%s calls prof hooks although it is filtered at compile time: %s" % (name, calls[name]))
+        print("no hooks in %s" % name)
 
 
 def profile_cells(a, exp):
