@@ -16,4 +16,10 @@ readelf -d prog | grep -q "$work/prefix/lib" || { echo "FAIL: prog does not take
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp ./prog
 /usr/bin/python3 "$tools/otf2_check.py" exp/traces.otf2 --expect-region fib --expect-locations 1
 "$work/prefix/bin/prof-score" -r exp | grep -Eq "^ +USR +[0-9,]+ +1,973 .*  fib$" || { echo "FAIL: prof-score from the prefix"; exit 1; }
+if [ -e "$work/prefix/lib/prof_gcc_plugin.so" ]; then
+  "$work/prefix/bin/prof-wrap" -v --instrument=plugin gcc -O2 "$src" -o prog_plugin 2>plugin.err
+  grep -q "^prof-wrap: instrumentation: GCC plugin $work/prefix/lib/prof_gcc_plugin.so$" plugin.err || { echo "FAIL: the plugin from the prefix"; cat plugin.err; exit 1; }
+  PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_plugin ./prog_plugin
+  /usr/bin/python3 "$tools/otf2_check.py" exp_plugin/traces.otf2 --expect-region fib --expect-locations 1
+fi
 echo ok

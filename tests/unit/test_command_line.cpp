@@ -268,6 +268,40 @@ TEST_CASE("compile commands", "[prof-wrap]") {
     const Argv argv{"gcc", "--version"};
     CHECK(build_commands(classify(argv), kLayout, defaults) == std::vector<Argv>{argv});
   }
+  SECTION("the GCC plugin replaces -finstrument-functions and -g; filters become plugin arguments") {
+    Options o;
+    o.gcc_plugin = kLayout.gcc_plugin();
+    o.instrument_filters = {"/f/a.filter", "/f/b.filter"};
+    const auto cmd = build_commands(classify({"g++", "-O2", "-c", "a.cpp"}), kLayout, o).back();
+    const Argv expected{"g++", "-fplugin=/opt/prof/lib/prof_gcc_plugin.so", "-fplugin-arg-prof_gcc_plugin-filter=/f/a.filter",
+                        "-fplugin-arg-prof_gcc_plugin-filter=/f/b.filter", "-include", "/opt/prof/include/prof/instrumented.h",
+                        "-I/opt/prof/include", "-O2", "-c", "a.cpp"};
+    CHECK(cmd == expected);
+  }
+}
+
+TEST_CASE("--instrument and when the GCC plugin can be used", "[prof-wrap]") {
+  Options o;
+  apply_option(o, "--instrument=plugin");
+  CHECK(o.instrument == Instrument::Plugin);
+  apply_option(o, "--instrument=functions");
+  CHECK(o.instrument == Instrument::Functions);
+  apply_option(o, "--instrument=auto");
+  CHECK(o.instrument == Instrument::Auto);
+  CHECK_THROWS_WITH(apply_option(o, "--instrument=magic"), "--instrument=magic is not one of plugin, functions, auto");
+
+  const Toolchain& gcc = *find_toolchain("gcc");
+  const Toolchain& clang = *find_toolchain("clang");
+  const std::string v = gcc_plugin_version();
+  CHECK(gcc_plugin_unusable(clang, v, "/p.so", true) == "clang is not GCC");
+  if (v.empty()) {
+    CHECK(gcc_plugin_unusable(gcc, "12.2.0", "/p.so", true).find("prof was built without it") == 0);
+  } else {
+    CHECK(gcc_plugin_unusable(gcc, v, "/p.so", true).empty());
+    CHECK(gcc_plugin_unusable(gcc, v, "/p.so", false) == "/p.so is missing");
+    CHECK(gcc_plugin_unusable(gcc, "99.1.0", "/p.so", true) == "it was built for GCC " + v + ", the compiler is GCC 99.1.0");
+    CHECK(gcc_plugin_unusable(gcc, "", "/p.so", true) == "it was built for GCC " + v + ", the compiler is not GCC or did not say its version");
+  }
 }
 
 TEST_CASE("link commands", "[prof-wrap]") {
