@@ -2,7 +2,11 @@
 // prof-wrap's option parsing and the compile/link classification of a compiler command.
 #include "command_line.hpp"
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <algorithm>
 #include <cctype>
@@ -151,6 +155,77 @@ std::optional<std::vector<std::string>> passthrough_command(const char* prof_wra
   return std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
 }
 
+std::vector<std::string> split_response_file(const std::string& text_in) {
+  // Like GCC's driver, which reads the file as a C string.
+  const std::string text = text_in.substr(0, text_in.find('\0'));
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  std::vector<std::string> args;
+  std::size_t i = 0;
+  while (i < text.size() && blank(text[i])) ++i;  // blanks only: no argument (GCC's only_whitespace)
+  while (i < text.size()) {
+    std::string arg;
+    bool squote = false, dquote = false, escaped = false;
+    for (; i < text.size(); ++i) {
+      const char c = text[i];
+      if (blank(c) && !squote && !dquote && !escaped) break;
+      if (escaped) {
+        escaped = false;
+        arg += c;  // GCC 12: any character, a newline and inside single quotes too
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (squote) {
+        if (c == '\'') squote = false;
+        else arg += c;
+      } else if (dquote) {
+        if (c == '"') dquote = false;
+        else arg += c;
+      } else if (c == '\'') {
+        squote = true;
+      } else if (c == '"') {
+        dquote = true;
+      } else {
+        arg += c;
+      }
+    }
+    args.push_back(std::move(arg));
+    while (i < text.size() && blank(text[i])) ++i;
+  }
+  return args;
+}
+
+std::optional<std::string> read_response_file(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return text.str();
+}
+
+std::vector<std::string> expand_response_files(const std::vector<std::string>& argv, const ResponseFileReader& read) {
+  std::vector<std::string> args = argv;
+  int expansions_left = 2000;  // GCC's limit; it reports "too many @-files encountered" itself
+  for (std::size_t i = 1; i < args.size();) {
+    if (args[i].empty() || args[i][0] != '@' || expansions_left == 0) {
+      ++i;
+      continue;
+    }
+    const std::optional<std::string> text = read(args[i].substr(1));
+    if (!text) {
+      ++i;  // unreadable: a literal argument, as in GCC
+      continue;
+    }
+    --expansions_left;
+    std::vector<std::string> inner = split_response_file(*text);
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(i), inner.begin(), inner.end());
+    // No ++i: the inserted arguments are scanned again, so nested @files are expanded too.
+  }
+  return args;
+}
+
 InputKind classify_input(const std::string& path, const std::string& language) {
   if (!language.empty() && language != "none") {
     if (language == "c" || language == "cpp-output" || language == "objective-c") return InputKind::CSource;
@@ -177,9 +252,11 @@ InputKind classify_input(const std::string& path, const std::string& language) {
   return InputKind::Other;
 }
 
-Plan classify(const std::vector<std::string>& argv) {
+Plan classify(const std::vector<std::string>& original_argv, const ResponseFileReader& read) {
   Plan p;
-  p.argv = argv;
+  p.argv = original_argv;
+  // Classified by what the compiler will read; the @file arguments themselves go to the compiler.
+  const std::vector<std::string> argv = expand_response_files(original_argv, read);
   bool compile_only = false, assemble_only = false, no_output = false;
   std::string language;  // the current -x language; applies to the inputs after it
   for (std::size_t i = 1; i < argv.size(); ++i) {
@@ -193,6 +270,7 @@ Plan classify(const std::vector<std::string>& argv) {
         else if (a == "-x") language = v;
         else if (a == "-l") p.libraries.push_back(v);
         else if (a == "-target" || a == "-B") p.abi_flags.insert(p.abi_flags.end(), {a, v});
+        if (a == "-l" || a == "-Xlinker") p.linker_inputs = true;
         continue;
       }
       if (a == "-c") compile_only = true;
@@ -205,12 +283,15 @@ Plan classify(const std::vector<std::string>& argv) {
       else if (a == "-fsyntax-only" || a == "-###") no_output = true;
       else if (starts_with(a, "-o")) p.output = a.substr(2);
       else if (starts_with(a, "-x")) language = a.substr(2);
-      else if (starts_with(a, "-l")) p.libraries.push_back(a.substr(2));
+      else if (starts_with(a, "-l")) {
+        p.libraries.push_back(a.substr(2));
+        p.linker_inputs = true;
+      } else if (starts_with(a, "-Wl,")) p.linker_inputs = true;
       else if (starts_with(a, "-g") && !starts_with(a, "-gz")) p.has_debug_option = true;  // -gz only compresses
       if (is_abi_flag(a)) p.abi_flags.push_back(a);
       continue;
     }
-    if (!a.empty() && a[0] == '@') continue;  // response file: opaque, passed through
+    // What is left of an "@file" here could not be read: GCC takes it as a file name (and fails).
     if (a == "-") {
       // stdin is a source only with an explicit -x; without one gcc refuses it anyway.
       p.inputs.push_back({a, language.empty() ? InputKind::Other : classify_input(a, language)});
@@ -223,7 +304,8 @@ Plan classify(const std::vector<std::string>& argv) {
   p.trailing_language = language;
   const bool has_inputs = std::any_of(p.inputs.begin(), p.inputs.end(),
                                       [](const Input& in) { return in.kind != InputKind::Header; });
-  p.nothing_to_build = no_output || !has_inputs;
+  // GCC links when it has linker inputs alone (-Wl,@objects.rsp -o app): so does prof-wrap.
+  p.nothing_to_build = no_output || (!has_inputs && !p.linker_inputs);
   if (p.deps_only || p.preprocess_only || p.nothing_to_build) return p;
   p.compiles = !p.sources.empty();
   p.links = !compile_only && !assemble_only;

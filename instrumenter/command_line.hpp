@@ -2,6 +2,7 @@
 // prof-wrap's command line: its own options, the environment, and the compile/link classification.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -21,10 +22,9 @@ struct WrapError : std::runtime_error {
 
 /// How compile steps are instrumented.
 enum class Instrument {
-  Auto,       ///< for now -finstrument-functions; the GCC plugin becomes the default once the
-              ///< whole test matrix runs with it (issue #4)
+  Auto,       ///< the GCC plugin where it fits the compiler, else the compiler's hooks
   Plugin,     ///< the GCC plugin; an error where it cannot be used
-  Functions,  ///< -finstrument-functions
+  Functions,  ///< the compiler's hooks: -finstrument-functions (clang: ...-after-inlining)
 };
 
 /// prof-wrap's own options, those given before the compiler name.
@@ -74,6 +74,28 @@ std::optional<std::vector<std::string>> passthrough_command(const char* prof_wra
 /// Splits on blanks (space, tab, newline); no quoting, like an unquoted shell expansion.
 std::vector<std::string> split_whitespace(const char* text);
 
+/// Splits the text of a response file into arguments by GCC's rules (libiberty's buildargv, as in
+/// GCC 12): blanks (space, tab, newline, CR, VT, FF) separate; single and double quotes group and
+/// are removed; a backslash takes the next character literally, inside quotes too; an unclosed
+/// quote ends with the text; "" is an empty argument; text of blanks only gives no argument; the
+/// text ends at a NUL byte.
+std::vector<std::string> split_response_file(const std::string& text);
+
+/// Reads one response file: its contents, or nothing when it is not a readable regular file.
+using ResponseFileReader = std::function<std::optional<std::string>(const std::string& path)>;
+
+/// The contents of the file at `path`, or nothing if it does not exist, is a directory, or cannot
+/// be read (GCC then keeps the "@path" argument as it is).
+std::optional<std::string> read_response_file(const std::string& path);
+
+/// `argv` with every "@file" argument after argv[0] replaced by the file's arguments, as GCC's
+/// driver does (libiberty's expandargv): nested @files are expanded too, their names relative to
+/// the working directory; an @file that cannot be read stays a literal argument; after 2000
+/// expansions the rest stays literal (GCC stops there with an error). For classification only:
+/// the compiler still gets the @file arguments.
+std::vector<std::string> expand_response_files(const std::vector<std::string>& argv,
+                                               const ResponseFileReader& read = read_response_file);
+
 /// What an input file is, by -x language or by extension.
 enum class InputKind {
   CSource,     ///< .c .i, or -x c
@@ -110,6 +132,7 @@ struct Plan {
   bool static_link = false;            ///< -static or -static-pie
   bool has_debug_option = false;       ///< the user gave some -g* option
   bool nothing_to_build = false;       ///< -fsyntax-only, -###, or no input files (e.g. --version)
+  bool linker_inputs = false;          ///< -l, -Wl,..., -Xlinker: GCC links with these alone
   std::vector<Input> inputs;           ///< every input file, in order
   std::vector<std::string> sources;    ///< the C/C++ sources among them
   std::optional<std::string> output;   ///< -o value, if given
@@ -124,8 +147,9 @@ struct Plan {
 };
 
 /// Classifies a compiler command; argv[0] is the compiler. Never throws for odd arguments:
-/// what it does not understand it passes through.
-Plan classify(const std::vector<std::string>& argv);
+/// what it does not understand it passes through. Response files (@file) are read with `read`
+/// and classified by their contents (expand_response_files); Plan::argv keeps them as given.
+Plan classify(const std::vector<std::string>& argv, const ResponseFileReader& read = read_response_file);
 
 /// Quotes one argument for a POSIX shell, only when needed (for --verbose output).
 std::string shell_quote(const std::string& arg);

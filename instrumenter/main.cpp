@@ -47,8 +47,9 @@ const char kUsage[] =
     "      --keep-files keep the generated adapter list (source and object)\n"
     "      --instrument=plugin|functions|auto  how compile steps are instrumented: prof's GCC\n"
     "                   plugin (hooks only in functions not declared inline, each with a static\n"
-    "                   region descriptor; needs the GCC version prof was built with), or\n"
-    "                   -finstrument-functions (functions; auto, the default, for now)\n"
+    "                   region descriptor; needs the GCC version prof was built with), or compiler\n"
+    "                   hooks (functions: -finstrument-functions; clang: -finstrument-functions-\n"
+    "                   after-inlining). auto (the default): the plugin where it fits\n"
     "      --instrument-filter=FILE  a filter file (prof or Score-P syntax), checked now; the GCC\n"
     "                   plugin leaves the functions it excludes without hooks, and the runtime\n"
     "                   applies it to what other compilers instrumented\n"
@@ -146,13 +147,14 @@ std::string compiler_version(const std::string& compiler) {
 /// Fills options.gcc_plugin when compile steps are to load the GCC plugin; says why not when
 /// --instrument=plugin asked for it (an error) or, with --verbose, what was chosen.
 void choose_instrumentation(Options& options, const Plan& plan, const Layout& layout) {
-  if (!plan.compiles || options.nocompiler || options.instrument != Instrument::Plugin) {
-    if (options.verbose && plan.compiles && !options.nocompiler)
-      std::fprintf(stderr, "prof-wrap: instrumentation: -finstrument-functions (--instrument=plugin loads the GCC plugin)\n");
-    return;
-  }
+  if (!plan.compiles || options.nocompiler) return;
   const Toolchain* tc = find_toolchain(plan.argv[0]);
   if (!tc) return;  // build_commands reports it
+  const char* hooks = tc->instrument_flags.empty() ? "" : tc->instrument_flags.front().c_str();
+  if (options.instrument == Instrument::Functions) {
+    if (options.verbose) std::fprintf(stderr, "prof-wrap: instrumentation: %s (--instrument=functions)\n", hooks);
+    return;
+  }
   const std::string plugin = layout.gcc_plugin();
   std::error_code ec;
   const std::string why = gcc_plugin_unusable(*tc, tc->gcc ? compiler_version(plan.argv[0]) : "", plugin,
@@ -162,7 +164,9 @@ void choose_instrumentation(Options& options, const Plan& plan, const Layout& la
     if (options.verbose) std::fprintf(stderr, "prof-wrap: instrumentation: GCC plugin %s\n", plugin.c_str());
     return;
   }
-  throw WrapError("--instrument=plugin: the GCC plugin cannot be used: " + why + "; use --instrument=functions");
+  if (options.instrument == Instrument::Plugin)
+    throw WrapError("--instrument=plugin: the GCC plugin cannot be used: " + why + "; use --instrument=functions");
+  if (options.verbose) std::fprintf(stderr, "prof-wrap: instrumentation: %s (the GCC plugin does not fit: %s)\n", hooks, why.c_str());
 }
 
 std::string temp_root() {

@@ -3,12 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "command_line.hpp"
 #include "install_layout.hpp"
+#include "test_support.hpp"
 #include "toolchain.hpp"
 
 using namespace prof::wrap;
@@ -403,7 +406,7 @@ TEST_CASE("link commands", "[prof-wrap]") {
                                        defaults, files);
       REQUIRE(cmds.size() == 2);
       const Argv& cmd = cmds[1];
-      CHECK(contains(cmd, "-finstrument-functions"));
+      CHECK(contains(cmd, std::string(cxx) == "g++" ? "-finstrument-functions" : "-finstrument-functions-after-inlining"));
       CHECK(contains_run(cmd, {"-Wl,--whole-archive", "/opt/prof/lib/libprof.a", "-Wl,--no-whole-archive", "-O2",
                                "-static", "-pthread", "main.cpp"}));
       CHECK(contains(cmd, "-Wl,--wrap=pthread_create"));
@@ -486,4 +489,183 @@ TEST_CASE("install layout and shell quoting", "[prof-wrap]") {
   CHECK(shell_quote("") == "''");
   CHECK(shell_quote("it's") == "'it'\\''s'");
   CHECK(shell_join({"gcc", "-DMSG=\"hi there\"", "a.c"}) == "gcc '-DMSG=\"hi there\"' a.c");
+}
+
+namespace {
+
+// A response-file reader over an in-memory file system: name → contents.
+ResponseFileReader fake_files(std::vector<std::pair<std::string, std::string>> files) {
+  return [files = std::move(files)](const std::string& path) -> std::optional<std::string> {
+    for (const auto& f : files)
+      if (f.first == path) return f.second;
+    return std::nullopt;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("response files are split by GCC's rules", "[prof-wrap][rsp]") {
+  SECTION("blanks separate: space, tab, newline, CR, VT, FF") {
+    CHECK(split_response_file("-O2 -c\ta.c\n-o\r\na.o\v-g\f-Wall\n") ==
+          Argv{"-O2", "-c", "a.c", "-o", "a.o", "-g", "-Wall"});
+    CHECK(split_response_file("  leading and trailing  \n") == Argv{"leading", "and", "trailing"});
+  }
+  SECTION("blanks only, or nothing: no argument") {
+    CHECK(split_response_file("").empty());
+    CHECK(split_response_file(" \t\n\n ").empty());
+  }
+  SECTION("single and double quotes group and are removed, also inside a word") {
+    CHECK(split_response_file("'a b' \"c d\" -DX='1 2'y") == Argv{"a b", "c d", "-DX=1 2y"});
+    CHECK(split_response_file("\"it's\" 'say \"hi\"'") == Argv{"it's", "say \"hi\""});
+  }
+  SECTION("\"\" and '' are empty arguments") {
+    CHECK(split_response_file("a \"\" b ''") == Argv{"a", "", "b", ""});
+  }
+  SECTION("a backslash takes the next character literally, inside quotes too (GCC 12)") {
+    CHECK(split_response_file("a\\ b c\\\\d \\'e\\\"") == Argv{"a b", "c\\d", "'e\""});
+    CHECK(split_response_file("\"p\\\"q\\r\" 'x\\'y'") == Argv{"p\"qr", "x'y"});
+    CHECK(split_response_file("one\\\ntwo") == Argv{"one\ntwo"});
+  }
+  SECTION("an unclosed quote ends with the text; a trailing backslash is dropped") {
+    CHECK(split_response_file("-DQ='open end") == Argv{"-DQ=open end"});
+    CHECK(split_response_file("a\\") == Argv{"a"});
+  }
+  SECTION("the text ends at a NUL byte") {
+    CHECK(split_response_file(std::string("a b\0c d", 7)) == Argv{"a", "b"});
+  }
+}
+
+TEST_CASE("response files are expanded for classification only", "[prof-wrap][rsp]") {
+  SECTION("expansion in place, nested files relative to the working directory") {
+    const auto read = fake_files({{"args.rsp", "-O2 @inner.rsp -o a.o"}, {"inner.rsp", "-c a.c"}});
+    CHECK(expand_response_files({"gcc", "-g", "@args.rsp", "-Wall"}, read) ==
+          Argv{"gcc", "-g", "-O2", "-c", "a.c", "-o", "a.o", "-Wall"});
+  }
+  SECTION("a missing file, \"@\" alone and argv[0] stay literal") {
+    const auto read = fake_files({{"x.rsp", "-c"}});
+    CHECK(expand_response_files({"@x.rsp", "@missing.rsp", "@", "@x.rsp"}, read) ==
+          Argv{"@x.rsp", "@missing.rsp", "@", "-c"});
+  }
+  SECTION("an empty file, or one of blanks, is no argument") {
+    const auto read = fake_files({{"empty.rsp", ""}, {"blank.rsp", " \n"}});
+    CHECK(expand_response_files({"gcc", "@empty.rsp", "a.o", "@blank.rsp"}, read) == Argv{"gcc", "a.o"});
+  }
+  SECTION("a file that names itself stops after GCC's 2000 expansions") {
+    const auto read = fake_files({{"loop.rsp", "-g @loop.rsp"}});
+    const Argv out = expand_response_files({"gcc", "@loop.rsp"}, read);
+    CHECK(out.size() == 2 + 2000);
+    CHECK(out.back() == "@loop.rsp");
+    CHECK(std::count(out.begin(), out.end(), "-g") == 2000);
+  }
+  SECTION("a compile from a response file: classified by its contents, the command keeps @file") {
+    const auto read = fake_files({{"args.rsp", "-O2 -c a.c -o a.o"}});
+    const Argv argv{"gcc", "@args.rsp"};
+    const Plan p = classify(argv, read);
+    CHECK(p.compiles);
+    CHECK_FALSE(p.links);
+    CHECK(p.sources == Argv{"a.c"});
+    CHECK(p.output == std::optional<std::string>("a.o"));
+    CHECK(p.argv == argv);
+    const auto cmds = build_commands(p, kLayout, Options{});
+    REQUIRE(cmds.size() == 1);
+    CHECK(contains(cmds[0], "-finstrument-functions"));
+    CHECK(contains(cmds[0], "@args.rsp"));
+    CHECK_FALSE(contains(cmds[0], "a.c"));
+  }
+  SECTION("a link from a response file: the adapter list and libprof") {
+    const auto read = fake_files({{"link.rsp", "main.o fib.o -o app"}});
+    const Plan p = classify({"gcc", "@link.rsp"}, read);
+    CHECK_FALSE(p.compiles);
+    CHECK(p.links_executable());
+    CHECK(p.output == std::optional<std::string>("app"));
+    const auto cmds = build_commands(p, kLayout, Options{}, {"/t/prof_adapters.c", "/t/prof_adapters.o"});
+    REQUIRE(cmds.size() == 2);
+    CHECK(contains_run(cmds[1], {"gcc", "@link.rsp", "/t/prof_adapters.o"}));
+    CHECK(contains(cmds[1], "-lprof"));
+  }
+  SECTION("quoted names, nested files, -x and -shared inside") {
+    const auto read = fake_files({{"outer.rsp", "@sub.rsp -x c 'my file.txt' -o \"lib x.so\""},
+                                  {"sub.rsp", "-shared -fPIC"}});
+    const Plan p = classify({"gcc", "@outer.rsp"}, read);
+    CHECK(p.compiles);
+    CHECK(p.shared);
+    CHECK_FALSE(p.links_executable());
+    CHECK(p.sources == Argv{"my file.txt"});
+    CHECK(p.output == std::optional<std::string>("lib x.so"));
+    CHECK(p.trailing_language == "c");
+  }
+  SECTION("-M inside a response file: dependencies only") {
+    const auto read = fake_files({{"deps.rsp", "-MM a.c -MF a.d"}});
+    const Plan p = classify({"gcc", "@deps.rsp"}, read);
+    CHECK(p.deps_only);
+    CHECK_FALSE(p.compiles);
+  }
+  SECTION("an unreadable @file is a literal input, as GCC takes it") {
+    const Plan p = classify({"gcc", "-c", "a.c", "@missing.rsp"}, fake_files({}));
+    CHECK(p.compiles);
+    REQUIRE(p.inputs.size() == 2);
+    CHECK(p.inputs[1].path == "@missing.rsp");
+    CHECK(p.inputs[1].kind == InputKind::Other);
+  }
+  SECTION("the real file system: read_response_file") {
+    prof_test::TempDir dir("prof_rsp_");
+    const std::string file = dir.path + "/args.rsp";
+    std::ofstream(file) << "-c 'a b.c'\n";
+    CHECK(read_response_file(file) == std::optional<std::string>("-c 'a b.c'\n"));
+    CHECK_FALSE(read_response_file(dir.path).has_value());  // a directory
+    CHECK_FALSE(read_response_file(dir.path + "/missing.rsp").has_value());
+    CHECK_FALSE(read_response_file("").has_value());
+    CHECK(classify({"gcc", "@" + file}).sources == Argv{"a b.c"});
+  }
+}
+
+TEST_CASE("linker options alone make a link, as in GCC", "[prof-wrap]") {
+  SECTION("-Wl,@objects.rsp, -Xlinker and -l are linker inputs") {
+    for (const Argv& argv : {Argv{"gcc", "-Wl,@objs.rsp", "-o", "app"}, Argv{"gcc", "-Xlinker", "@objs.rsp"},
+                             Argv{"gcc", "-lfoo", "-o", "app"}, Argv{"gcc", "-l", "foo"}}) {
+      INFO(shell_join(argv));
+      const Plan p = classify(argv);
+      CHECK(p.linker_inputs);
+      CHECK(p.links_executable());
+      CHECK_FALSE(p.nothing_to_build);
+    }
+  }
+  SECTION("but they do not make a compile, nor undo -c, -E or -M") {
+    CHECK(classify({"gcc", "-c", "-Wl,-z,now"}).passthrough());
+    CHECK(classify({"gcc", "-E", "-Wl,-z,now", "a.c"}).preprocess_only);
+    CHECK_FALSE(classify({"gcc", "-E", "-Wl,-z,now", "a.c"}).links);
+  }
+  SECTION("compiler queries stay queries") {
+    for (const Argv& argv : {Argv{"gcc", "--version"}, Argv{"gcc", "-dumpversion"}, Argv{"gcc", "-dumpfullversion"},
+                             Argv{"gcc", "-v"}, Argv{"gcc", "-print-file-name=libc.so"}, Argv{"gcc", "-dumpmachine"},
+                             Argv{"g++", "-print-search-dirs"}, Argv{"gcc", "-print-prog-name=ld"}}) {
+      INFO(shell_join(argv));
+      const Plan p = classify(argv);
+      CHECK(p.passthrough());
+      CHECK(build_commands(p, kLayout, Options{}) == std::vector<Argv>{argv});
+    }
+  }
+}
+
+TEST_CASE("awkward real-world commands", "[prof-wrap]") {
+  SECTION("LTO: -flto is an ordinary compile and link flag") {
+    CHECK(classify({"gcc", "-O2", "-flto", "-c", "a.c"}).compiles);
+    CHECK(classify({"gcc", "-flto=auto", "-fuse-linker-plugin", "a.o", "b.o", "-o", "app"}).links_executable());
+  }
+  SECTION("PIE and PGO flags change nothing in the classification") {
+    CHECK(classify({"gcc", "-pie", "a.o", "-o", "app"}).links_executable());
+    CHECK(classify({"gcc", "-no-pie", "a.o", "-o", "app"}).links_executable());
+    CHECK(classify({"gcc", "-fprofile-generate", "-O2", "-c", "a.c"}).compiles);
+    CHECK(classify({"gcc", "-fprofile-use=prof.d", "-O2", "a.c", "-o", "app"}).links_executable());
+  }
+  SECTION("dependency generation alongside a compile, and alone") {
+    const Plan md = classify({"gcc", "-MD", "-MF", "x.d", "-MT", "x.o", "-c", "a.c", "-o", "x.o"});
+    CHECK(md.compiles);
+    CHECK_FALSE(md.deps_only);
+    const Plan mm = classify({"gcc", "-MM", "-MG", "-MP", "-MT", "t", "-MF", "x.d", "a.c"});
+    CHECK(mm.deps_only);
+    CHECK(mm.sources == Argv{"a.c"});
+    CHECK(build_commands(mm, kLayout, Options{}).back() ==
+          Argv{"gcc", "-I/opt/prof/include", "-MM", "-MG", "-MP", "-MT", "t", "-MF", "x.d", "a.c"});
+  }
 }

@@ -60,3 +60,43 @@ done_ok() {
   rm -rf "$tmp"
   echo "$test_name: PASS"
 }
+
+# check_enters <executable> <experiment dir> [<region> <count>]...: unless PROF_E2E_RUN=0, run it
+# with tracing on; the trace must pass otf2_check.py (when PROF_SHARED_TOOLS names its directory)
+# and hold exactly <count> Enter events of each <region> (the full region name, as otf2-print shows it).
+check_enters() {
+  exe=$1
+  exp=$2
+  shift 2
+  check_run "$exe" "$exp"
+  [ "${PROF_E2E_RUN:-1}" = "0" ] && return 0
+  if [ -n "${PROF_SHARED_TOOLS:-}" ]; then
+    /usr/bin/python3 "$PROF_SHARED_TOOLS/otf2_check.py" "$exp/traces.otf2" >"$exp.check.log" 2>&1 ||
+      { cat "$exp.check.log" >&2; fail "otf2_check.py rejects the trace of $exe ($exp/traces.otf2)"; }
+  fi
+  command -v otf2-print >/dev/null 2>&1 || fail "otf2-print is not installed (apt-get install otf2-tools)"
+  otf2-print "$exp/traces.otf2" >"$exp.print" 2>&1 || fail "otf2-print $exp/traces.otf2 failed"
+  while [ $# -ge 2 ]; do
+    n=$(grep -c "^ENTER .*Region: \"$1\"" "$exp.print" || true)
+    [ "$n" = "$2" ] || fail "$exe: the trace has $n Enter events of '$1', the program made $2 calls"
+    shift 2
+  done
+}
+
+# same_output <what> <command...>: the command's stdout, stderr and exit status through prof-wrap
+# are byte-for-byte those of the plain command.
+same_output() {
+  what=$1
+  shift
+  set +e
+  "$@" >"$tmp/plain.out" 2>"$tmp/plain.err"
+  plain_rc=$?
+  prof-wrap "$@" >"$tmp/wrap.out" 2>"$tmp/wrap.err"
+  wrap_rc=$?
+  set -e
+  [ "$plain_rc" = "$wrap_rc" ] || fail "$what: exit status $wrap_rc through prof-wrap, $plain_rc without"
+  cmp -s "$tmp/plain.out" "$tmp/wrap.out" ||
+    { diff "$tmp/plain.out" "$tmp/wrap.out" >&2 || true; fail "$what: stdout through prof-wrap differs from the plain compiler's"; }
+  cmp -s "$tmp/plain.err" "$tmp/wrap.err" ||
+    { diff "$tmp/plain.err" "$tmp/wrap.err" >&2 || true; fail "$what: stderr through prof-wrap differs from the plain compiler's"; }
+}

@@ -23,7 +23,7 @@ struct Shape {
 };
 struct Square : Shape {
   explicit Square(double s) : s_(s) {}
-  double area() const override {
+  __attribute__((noinline)) double area() const override {
     ++n_area;
     return s_ * s_;
   }
@@ -31,7 +31,7 @@ struct Square : Shape {
 };
 struct Circle : Shape {
   explicit Circle(double r) : r_(r) {}
-  double area() const override {
+  __attribute__((noinline)) double area() const override {
     ++n_area;
     return 3.14159 * r_ * r_;
   }
@@ -39,10 +39,15 @@ struct Circle : Shape {
 };
 }  // namespace geo
 
+static volatile int sink;
+
+// The store after the recursive call keeps clang from turning the recursion into a loop.
 __attribute__((noinline)) int thrower(int depth) {
   ++n_thrower;
   if (depth == 0) throw std::runtime_error("bottom");
-  return thrower(depth - 1) + 1;
+  const int r = thrower(depth - 1);
+  sink = r;
+  return r + 1;
 }
 
 __attribute__((noinline)) int catcher(int depth) {

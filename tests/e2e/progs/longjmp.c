@@ -5,11 +5,14 @@
 
 static jmp_buf env;
 static long n_deep, n_after;
+static volatile int sink;
 
+// The store after the recursive call keeps compilers from turning the recursion into a loop.
 __attribute__((noinline)) static void deep(int d) {
   n_deep++;
   if (d == 0) longjmp(env, 1);
   deep(d - 1);
+  sink = d;
 }
 
 __attribute__((noinline)) static int after(int x) {
