@@ -19,7 +19,7 @@
 #   BENCH_MUTEX_PAIRS=1000000  lock+unlock pairs per mutex run
 #   BENCH_DOC=<repo>/docs/PERFORMANCE.md   where the report goes ("-": nowhere)
 #   CC=gcc CXX=g++             the compilers of every variant (always -O2 -g)
-#   BENCH_ACC="300 10"         particles and steps of the accessor-heavy C++ kernel
+#   BENCH_ACC="400 20"         particles and steps of the accessor-heavy C++ kernel
 #   PROF_BENCH_SKIP_BUILD=1    do not run cmake --build (the "bench" CMake target sets it)
 set -euo pipefail
 
@@ -36,7 +36,7 @@ pairs=${BENCH_MUTEX_PAIRS:-1000000}
 doc=${BENCH_DOC:-$src/docs/PERFORMANCE.md}
 cc=${CC:-gcc}
 cxx=${CXX:-g++}
-read -r acc_n acc_steps <<<"${BENCH_ACC:-300 10}"
+read -r acc_n acc_steps <<<"${BENCH_ACC:-400 20}"
 cflags=(-O2 -g)   # prof-wrap adds -g to its builds; -g everywhere keeps the code identical
 
 die() { echo "bench/run.sh: $*" >&2; exit 1; }
@@ -74,7 +74,7 @@ note "building the benchmark programs in $bin"
 "$cc" "${cflags[@]}" "$here/calls.c" -o "$bin/calls_plain"
 "$cc" "${cflags[@]}" -finstrument-functions "$here/calls.c" -o "$bin/calls_nop" \
   -L"$build/lib" -Wl,-rpath,"$build/lib" -lprof-nop
-"$wrap" "$cc" "${cflags[@]}" "$here/calls.c" -o "$bin/calls_prof"
+"$wrap" --instrument=functions "$cc" "${cflags[@]}" "$here/calls.c" -o "$bin/calls_prof"
 # The GCC plugin's handle path, where the plugin exists and fits the compiler.
 have_plugin=0
 if "$wrap" --instrument=plugin "$cc" "${cflags[@]}" "$here/calls.c" -o "$bin/calls_plugin" 2>"$bin/plugin.err"; then
@@ -90,7 +90,7 @@ fi
 # shellcheck disable=SC2046  # pkg-config output is a list of words
 "$cc" "${cflags[@]}" "$here/otf2_raw.c" -o "$bin/otf2_raw" $(pkg-config --cflags --libs otf2)
 "$cc" "${cflags[@]}" -pthread "$here/mutex.c" -o "$bin/mutex_plain"
-"$wrap" "$cc" "${cflags[@]}" -pthread "$here/mutex.c" -o "$bin/mutex_prof"
+"$wrap" --instrument=functions "$cc" "${cflags[@]}" -pthread "$here/mutex.c" -o "$bin/mutex_prof"
 
 # ---------------------------------------------------------------- running
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-bench.XXXXXX")
@@ -263,7 +263,7 @@ calls, ucalls, depth, pairs = E["BENCH_CALLS"], E["BENCH_UCALLS"], E["BENCH_DEPT
 labels = {
     "plain": "(a) plain `gcc -O2`",
     "nop": "(b) `-finstrument-functions` + libprof-nop (empty hooks)",
-    "prof-tracing": "(c) prof-wrap, `PROF_ENABLE_TRACING=true`",
+    "prof-tracing": "(c) prof-wrap `--instrument=functions` (address path), `PROF_ENABLE_TRACING=true`",
     "prof-no-tracing": "(d) prof-wrap, tracing and profiling off (shadow stack only)",
     "prof-profiling": "(f) prof-wrap, `PROF_ENABLE_PROFILING=true`, tracing off (call-path profile)",
     "uftrace": "(e) `gcc -O2 -pg` under `uftrace record`",
