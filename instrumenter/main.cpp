@@ -155,6 +155,17 @@ void choose_instrumentation(Options& options, const Plan& plan, const Layout& la
     if (options.verbose) std::fprintf(stderr, "prof-wrap: instrumentation: %s (--instrument=functions)\n", hooks);
     return;
   }
+  // The user's own -f[no-]instrument-functions (the last one counts): with it, the compiler's
+  // hooks and the user's choice decide, as they do without the plugin.
+  std::string user_flag;
+  for (std::size_t i = 1; i < plan.argv.size(); ++i)
+    if (plan.argv[i] == "-finstrument-functions" || plan.argv[i] == "-fno-instrument-functions") user_flag = plan.argv[i];
+  if (!user_flag.empty()) {
+    if (options.instrument == Instrument::Plugin && user_flag == "-finstrument-functions")
+      throw WrapError("--instrument=plugin and -finstrument-functions would instrument every function twice; drop one of them");
+    if (options.verbose) std::fprintf(stderr, "prof-wrap: instrumentation: %s (the command has %s)\n", hooks, user_flag.c_str());
+    return;
+  }
   const std::string plugin = layout.gcc_plugin();
   std::error_code ec;
   const std::string why = gcc_plugin_unusable(*tc, tc->gcc ? compiler_version(plan.argv[0]) : "", plugin,

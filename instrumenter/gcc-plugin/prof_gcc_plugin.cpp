@@ -18,6 +18,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,6 @@ struct State {
   prof::filter::Filter filter;
   bool has_filter = false;
   std::string cwd;
-  unsigned count = 0;
   // The descriptor type and the hooks, built on first use.
   tree region_type = NULL_TREE, enter_fn = NULL_TREE, exit_fn = NULL_TREE;
   tree f_handle, f_line, f_end, f_flags, f_name, f_mangled, f_file, f_fn;
@@ -81,7 +81,11 @@ void build_types() {
   TREE_NOTHROW(g.exit_fn) = 1;
 }
 
+bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
+
 std::string demangled(const char* mangled) {
+  // Only C++ names: __cxa_demangle would read a C function "g" as the type __float128.
+  if (!starts_with(mangled, "_Z")) return mangled;
   int status = 0;
   char* out = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
   if (status != 0 || !out) return mangled;
@@ -90,12 +94,16 @@ std::string demangled(const char* mangled) {
   return s;
 }
 
-bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
-
 /// Functions that are never instrumented, whatever the filter says.
 bool never(tree fn, const char* mangled) {
   if (DECL_DECLARED_INLINE_P(fn) || DECL_ARTIFICIAL(fn)) return true;
-  if (lookup_attribute("no_instrument_function", DECL_ATTRIBUTES(fn))) return true;
+  // A constructor's or destructor's clones (C1/C2, D0/D1/D2) get the body of the abstract
+  // function (C4/D4) with its hooks already in it: wrapping them again would count twice.
+  if (DECL_ABSTRACT_ORIGIN(fn) != NULL_TREE) return true;
+  const tree attrs = DECL_ATTRIBUTES(fn);
+  if (lookup_attribute("no_instrument_function", attrs)) return true;
+  // No prologue, so no call may be added (it would clobber the caller's registers).
+  if (lookup_attribute("naked", attrs)) return true;
   // nvcc's generated host code: kernel launch stubs and registration functions.
   static const char* const kNvcc[] = {"__device_stub_", "__cudaRegister", "__cudaUnregister", "__sti____cudaRegisterAll"};
   for (const char* p : kNvcc)
@@ -107,10 +115,11 @@ bool never(tree fn, const char* mangled) {
 
 tree string_literal(const std::string& s) { return build_string_literal(s.size() + 1, s.c_str()); }
 
+/// The source file as the runtime's address path names it: absolute and normalised.
 std::string absolute(const char* file) {
   if (!file || !*file) return "";
-  if (file[0] == '/' || g.cwd.empty()) return file;
-  return g.cwd + "/" + file;
+  std::string f = file[0] == '/' || g.cwd.empty() ? std::string(file) : g.cwd + "/" + file;
+  return std::filesystem::path(f).lexically_normal().string();
 }
 
 void instrument(void* gcc_data, void*) {
@@ -137,12 +146,16 @@ void instrument(void* gcc_data, void*) {
   CONSTRUCTOR_APPEND_ELT(init, g.f_name, string_literal(name));
   CONSTRUCTOR_APPEND_ELT(init, g.f_mangled, string_literal(mangled));
   CONSTRUCTOR_APPEND_ELT(init, g.f_file, string_literal(file));
-  CONSTRUCTOR_APPEND_ELT(init, g.f_fn, build1(NOP_EXPR, ptr_type_node, build_fold_addr_expr(fn)));
+  // The address of an abstract constructor or destructor is no symbol (only its clones are):
+  // none then.
+  const bool cdtor = DECL_CXX_CONSTRUCTOR_P(fn) || DECL_CXX_DESTRUCTOR_P(fn);
+  CONSTRUCTOR_APPEND_ELT(init, g.f_fn,
+                         cdtor ? build_int_cst(ptr_type_node, 0) : build1(NOP_EXPR, ptr_type_node, build_fold_addr_expr(fn)));
 
-  // A file-scope static with a name no C or C++ identifier can have.
-  char var_name[48];
-  std::snprintf(var_name, sizeof var_name, "__prof_region.%u", g.count++);
-  tree var = build_decl(DECL_SOURCE_LOCATION(fn), VAR_DECL, get_identifier(var_name), g.region_type);
+  // A file-scope static with a name no C or C++ identifier can have, derived from the function's
+  // (unique) assembler name: a counter would restart after a precompiled header is loaded.
+  const std::string var_name = std::string("__prof_region.") + mangled;
+  tree var = build_decl(DECL_SOURCE_LOCATION(fn), VAR_DECL, get_identifier(var_name.c_str()), g.region_type);
   TREE_STATIC(var) = 1;
   TREE_PUBLIC(var) = 0;
   DECL_ARTIFICIAL(var) = 1;

@@ -20,6 +20,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -583,6 +584,19 @@ int last_line(Dwarf_Die* cu, Dwarf_Die* sub, const char* file) {
   return best;
 }
 
+/// `file` as an absolute, normalised path: a relative name is taken from the compilation
+/// directory of its unit (DW_AT_comp_dir), as prof's GCC plugin records it, so that a function
+/// gets one region whichever way it was instrumented.
+std::string absolute_source(const char* file, Dwarf_Die* cu) {
+  std::string f(file);
+  if (!f.empty() && f[0] != '/' && cu != nullptr) {
+    Dwarf_Attribute attr;
+    const char* dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+    if (dir != nullptr && *dir) f = std::string(dir) + "/" + f;
+  }
+  return f.empty() ? f : std::filesystem::path(f).lexically_normal().string();
+}
+
 void fill_source(Object& o, std::uintptr_t a, SymbolInfo* out) {
   if (!ensure_dwfl(o)) return;
   Dwarf_Addr bias = 0;
@@ -594,7 +608,7 @@ void fill_source(Object& o, std::uintptr_t a, SymbolInfo* out) {
       const char* file = dwarf_decl_file(&sub);  // follows abstract_origin / specification
       int line = -1;
       if (file != nullptr && dwarf_decl_line(&sub, &line) == 0 && line > 0) {
-        out->file = file;
+        out->file = absolute_source(file, cu);
         out->line = line;
         int last = last_line(cu, &sub, file);
         if (last >= line) out->end_line = last;
@@ -607,7 +621,7 @@ void fill_source(Object& o, std::uintptr_t a, SymbolInfo* out) {
     const char* file =
         l != nullptr ? dwfl_lineinfo(l, nullptr, &line, nullptr, nullptr, nullptr) : nullptr;
     if (file != nullptr && line > 0) {
-      out->file = file;
+      out->file = absolute_source(file, cu);
       out->line = line;
     }
   }
