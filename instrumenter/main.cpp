@@ -33,7 +33,8 @@ const char kUsage[] =
     "Usage: prof-wrap [prof-options] <compiler> [compiler arguments...]\n"
     "\n"
     "Adds compiler instrumentation to compile steps and links the prof measurement into\n"
-    "link steps; everything else runs unchanged. Supported compilers: %s.\n"
+    "link steps; everything else runs unchanged. Supported compilers: %s; any other\n"
+    "is driven like GCC (-finstrument-functions), with a notice.\n"
     "\n"
     "Options (before the compiler name):\n"
     "  -h, --help       show this help and exit\n"
@@ -148,8 +149,7 @@ std::string compiler_version(const std::string& compiler) {
 /// --instrument=plugin asked for it (an error) or, with --verbose, what was chosen.
 void choose_instrumentation(Options& options, const Plan& plan, const Layout& layout) {
   if (!plan.compiles || options.nocompiler) return;
-  const Toolchain* tc = find_toolchain(plan.argv[0]);
-  if (!tc) return;  // build_commands reports it
+  const Toolchain* tc = toolchain_for(plan.argv[0]);
   const char* hooks = tc->instrument_flags.empty() ? "" : tc->instrument_flags.front().c_str();
   if (options.instrument == Instrument::Functions) {
     if (options.verbose) std::fprintf(stderr, "prof-wrap: instrumentation: %s (--instrument=functions)\n", hooks);
@@ -210,6 +210,12 @@ int wrap(const std::vector<std::string>& args) {
 
   Layout layout = layout_for_executable(self_executable());
   if (plan.compiles || plan.links) check_layout(layout, plan.links_executable() && plan.static_link);
+  bool known = true;
+  toolchain_for(plan.argv[0], &known);
+  if (!known && (plan.compiles || plan.links))
+    std::fprintf(stderr, "prof-wrap: notice: '%s' is not a compiler prof knows (%s); it is driven like GCC: "
+                         "-finstrument-functions, -Wl, link options\n",
+                 plan.argv[0].c_str(), supported_compilers().c_str());
   choose_instrumentation(opt, plan, layout);
 
   // The compiler we run must not be wrapped again (mpicc calling a prof-gcc, a CC=prof-gcc make).
@@ -238,7 +244,7 @@ int wrap(const std::vector<std::string>& args) {
   const auto commands = build_commands(plan, layout, opt, files);
   if (adapter_list && !opt.dry_run) {
     std::ofstream out(files.adapter_source);
-    out << adapter_list_source(linked_adapters(plan, *find_toolchain(plan.argv[0]), opt), opt.instrument_filters);
+    out << adapter_list_source(linked_adapters(plan, *toolchain_for(plan.argv[0]), opt), opt.instrument_filters);
     if (!out.flush()) throw WrapError("cannot write " + files.adapter_source + "; check TMPDIR");
   }
 

@@ -74,6 +74,23 @@ void append(std::vector<std::string>& to, const std::vector<std::string>& from) 
 
 }  // namespace
 
+const Toolchain* toolchain_for(const std::string& compiler, bool* known) {
+  if (const Toolchain* tc = find_toolchain(compiler)) {
+    if (known) *known = true;
+    return tc;
+  }
+  if (known) *known = false;
+  // Any other compiler is driven like GCC: -finstrument-functions, -Wl, options, and the
+  // adapter list compiled without GCC-only options. C++ when its name says so.
+  static const Toolchain kOtherC = {"other", Language::C, false, false, kGnuInstrument, kClangAdapterCompile, "-Wl,", false};
+  static const Toolchain kOtherCxx = {"other", Language::Cxx, false, false, kGnuInstrument, kClangAdapterCompile, "-Wl,", false};
+  const std::string name = base_name(compiler);
+  auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+  const bool cxx = has("++") || has("xx") || has("CC") || has("cpp") ||
+                   (name.size() > 2 && name.compare(name.size() - 2, 2, "px") == 0);  // icpx
+  return cxx ? &kOtherCxx : &kOtherC;
+}
+
 const Toolchain* find_toolchain(const std::string& compiler) {
   const std::string name = strip_version(base_name(compiler));
   for (const auto& tc : kToolchains)
@@ -151,10 +168,7 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
                                                      const WorkFiles& files) {
   if (plan.argv.empty()) throw WrapError("no compiler given");
   if (plan.passthrough()) return {plan.argv};
-  const Toolchain* tc = find_toolchain(plan.argv[0]);
-  if (!tc)
-    throw WrapError("compiler '" + plan.argv[0] + "' is not supported; use one of " + supported_compilers() +
-                    " (or set PROF_WRAPPER=off to run it unwrapped)");
+  const Toolchain* tc = toolchain_for(plan.argv[0]);
   if (plan.links && plan.static_link && plan.shared)
     throw WrapError("-static with -shared is not supported; link the shared library without -static");
 

@@ -36,6 +36,10 @@ std::string gcc_plugin_unusable(const Toolchain& tc, const std::string& compiler
 /// "x86_64-linux-gnu-g++" all find their row); nullptr if unsupported.
 const Toolchain* find_toolchain(const std::string& compiler);
 
+/// find_toolchain, or for a compiler prof does not know a row that drives it like GCC
+/// (-finstrument-functions, -Wl,); `known` (if given) says which. Never nullptr.
+const Toolchain* toolchain_for(const std::string& compiler, bool* known = nullptr);
+
 /// "gcc, g++, cc, c++, clang, clang++": for messages.
 std::string supported_compilers();
 

@@ -440,9 +440,20 @@ TEST_CASE("link commands", "[prof-wrap]") {
     const Argv relocatable{"gcc", "-static", "-r", "a.o", "b.o", "-o", "ab.o"};
     CHECK(build_commands(classify(relocatable), kLayout, defaults, files) == std::vector<Argv>{relocatable});
   }
-  SECTION("unsupported compiler") {
-    CHECK_THROWS_WITH(build_commands(classify({"icc", "-c", "a.c"}), kLayout, defaults),
-                      Catch::Contains("'icc' is not supported"));
+  SECTION("a compiler prof does not know is driven like GCC") {
+    bool known = true;
+    CHECK(toolchain_for("icx", &known)->language == Language::C);
+    CHECK_FALSE(known);
+    CHECK(toolchain_for("/opt/intel/bin/icpx")->language == Language::Cxx);
+    CHECK(toolchain_for("nvc++")->language == Language::Cxx);
+    CHECK(toolchain_for("g++", &known) == find_toolchain("g++"));
+    CHECK(known);
+    const auto compile = build_commands(classify({"icx", "-c", "a.c"}), kLayout, defaults);
+    CHECK(contains(compile.back(), "-finstrument-functions"));
+    const auto link = build_commands(classify({"icx", "a.o", "-o", "app"}), kLayout, defaults, files);
+    REQUIRE(link.size() == 2);
+    CHECK_FALSE(contains(link[0], "-fno-instrument-functions"));  // the adapter list: no GCC-only option
+    CHECK(contains_run(link.back(), link_tail));
   }
   SECTION("--nocompiler still links libprof") {
     Options o;
