@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // prof-wrap: runs a compiler command with the instrumentation and measurement libraries added.
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -145,6 +147,72 @@ std::string compiler_version(const std::string& compiler) {
   return v;
 }
 
+/// The program a compiler name runs: the name itself when it has a '/', else its PATH entry.
+std::string program_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (std::size_t at = 0; at <= dirs.size();) {
+    std::size_t colon = dirs.find(':', at);
+    if (colon == std::string::npos) colon = dirs.size();
+    const std::string dir = dirs.substr(at, colon - at);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    at = colon + 1;
+  }
+  return name;
+}
+
+/// A text that changes when the file changes: path, size, modification time.
+std::string file_stamp(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return path + ":missing";
+  return path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
+/// Whether `compiler` really loads the plugin: its version string can match while its build
+/// differs (another configuration, a cross compiler), and GCC then refuses the plugin. One trial
+/// compile of an empty file answers it; the answer is kept in $XDG_CACHE_HOME/prof (or
+/// ~/.cache/prof), keyed by the compiler's and the plugin's path, size and time. Empty when it
+/// loads, else GCC's first line.
+std::string plugin_load_error(const std::string& compiler, const std::string& plugin) {
+  std::error_code ec;
+  const std::string program = program_path(compiler);
+  const std::filesystem::path real = std::filesystem::canonical(program, ec);  // gcc -> gcc-12
+  const std::string key = file_stamp(ec ? program : real.string()) + "|" + file_stamp(plugin);
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
+  std::string cache_dir;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) cache_dir = std::string(x) + "/prof";
+  else if (const char* h = std::getenv("HOME"); h && *h) cache_dir = std::string(h) + "/.cache/prof";
+  const std::string cache = cache_dir.empty() ? "" : cache_dir + "/gcc-plugin-" + hex;
+  if (!cache.empty()) {
+    std::ifstream in(cache);
+    std::string line;
+    if (std::getline(in, line)) return line == "ok" ? "" : line;
+  }
+  const std::string cmd = shell_quote(compiler) + " -fplugin=" + shell_quote(plugin) + " -x c -c /dev/null -o /dev/null 2>&1";
+  std::string answer = "ok";
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[512] = {0};
+    const bool said = std::fgets(buf, sizeof buf, p) != nullptr;
+    if (::pclose(p) != 0) {
+      answer = said ? buf : "the trial compile failed";
+      while (!answer.empty() && (answer.back() == '\n' || answer.back() == '\r')) answer.pop_back();
+      if (answer.empty() || answer == "ok") answer = "the trial compile failed";
+    }
+  }
+  if (!cache.empty()) {
+    std::filesystem::create_directories(cache_dir, ec);
+    const std::string tmp = cache + ".tmp" + std::to_string(::getpid());
+    std::ofstream(tmp) << answer << "\n";
+    std::filesystem::rename(tmp, cache, ec);
+    if (ec) std::filesystem::remove(tmp, ec);
+  }
+  return answer == "ok" ? "" : answer;
+}
+
 /// Fills options.gcc_plugin when compile steps are to load the GCC plugin; says why not when
 /// --instrument=plugin asked for it (an error) or, with --verbose, what was chosen.
 void choose_instrumentation(Options& options, const Plan& plan, const Layout& layout) {
@@ -168,8 +236,12 @@ void choose_instrumentation(Options& options, const Plan& plan, const Layout& la
   }
   const std::string plugin = layout.gcc_plugin();
   std::error_code ec;
-  const std::string why = gcc_plugin_unusable(*tc, tc->gcc ? compiler_version(plan.argv[0]) : "", plugin,
-                                              std::filesystem::exists(plugin, ec));
+  std::string why = gcc_plugin_unusable(*tc, tc->gcc ? compiler_version(plan.argv[0]) : "", plugin,
+                                        std::filesystem::exists(plugin, ec));
+  if (why.empty()) {
+    const std::string load = plugin_load_error(plan.argv[0], plugin);
+    if (!load.empty()) why = "the compiler cannot load it (" + load + ")";
+  }
   if (why.empty()) {
     options.gcc_plugin = plugin;
     if (options.verbose) std::fprintf(stderr, "prof-wrap: instrumentation: GCC plugin %s\n", plugin.c_str());
