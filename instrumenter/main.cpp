@@ -282,12 +282,6 @@ int wrap(const std::vector<std::string>& args) {
 
   Layout layout = layout_for_executable(self_executable());
   if (plan.compiles || plan.links) check_layout(layout, plan.links_executable() && plan.static_link);
-  bool known = true;
-  toolchain_for(plan.argv[0], &known);
-  if (!known && (plan.compiles || plan.links))
-    std::fprintf(stderr, "prof-wrap: notice: '%s' is not a compiler prof knows (%s); it is driven like GCC: "
-                         "-finstrument-functions, -Wl, link options\n",
-                 plan.argv[0].c_str(), supported_compilers().c_str());
   choose_instrumentation(opt, plan, layout);
 
   // The compiler we run must not be wrapped again (mpicc calling a prof-gcc, a CC=prof-gcc make).
@@ -314,6 +308,12 @@ int wrap(const std::vector<std::string>& args) {
   }
 
   const auto commands = build_commands(plan, layout, opt, files);
+  bool known = true;
+  toolchain_for(plan.argv[0], &known);
+  if (!known && (plan.compiles || plan.links))
+    std::fprintf(stderr, "prof-wrap: notice: '%s' is not a compiler prof knows (%s); it is driven like GCC: "
+                         "-finstrument-functions, -Wl, link options\n",
+                 plan.argv[0].c_str(), supported_compilers().c_str());
   if (adapter_list && !opt.dry_run) {
     std::ofstream out(files.adapter_source);
     out << adapter_list_source(linked_adapters(plan, *toolchain_for(plan.argv[0]), opt), opt.instrument_filters);

@@ -167,6 +167,16 @@ std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters
 std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Layout& layout, const Options& options,
                                                      const WorkFiles& files) {
   if (plan.argv.empty()) throw WrapError("no compiler given");
+  // Compilers whose adapters are still to come: a clear refusal of anything they would build
+  // beats driving them like GCC (nvcc rejects -finstrument-functions, and prof does not know
+  // .cu files yet; MPI wrappers need the MPI adapter). Queries such as --version pass.
+  const std::string name = strip_version(base_name(plan.argv[0]));
+  static const char* const kLater[][2] = {{"nvcc", "CUDA"}, {"mpicc", "MPI"}, {"mpicxx", "MPI"}, {"mpic++", "MPI"},
+                                          {"mpiCC", "MPI"}, {"mpifort", "MPI"}, {"mpif90", "MPI"}, {"mpif77", "MPI"}};
+  for (const auto& later : kLater)
+    if (name == later[0] && !plan.inputs.empty())
+      throw WrapError("'" + name + "' is not supported yet (prof's " + later[1] +
+                      " support is a later step); set PROF_WRAPPER=off to run it unwrapped");
   if (plan.passthrough()) return {plan.argv};
   const Toolchain* tc = toolchain_for(plan.argv[0]);
   if (plan.links && plan.static_link && plan.shared)

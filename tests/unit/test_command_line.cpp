@@ -440,6 +440,12 @@ TEST_CASE("link commands", "[prof-wrap]") {
     const Argv relocatable{"gcc", "-static", "-r", "a.o", "b.o", "-o", "ab.o"};
     CHECK(build_commands(classify(relocatable), kLayout, defaults, files) == std::vector<Argv>{relocatable});
   }
+  SECTION("nvcc and the MPI wrappers are refused until their adapters exist") {
+    CHECK_THROWS_WITH(build_commands(classify({"nvcc", "-c", "a.c"}), kLayout, defaults),
+                      "'nvcc' is not supported yet (prof's CUDA support is a later step); set PROF_WRAPPER=off to run it unwrapped");
+    CHECK_THROWS_WITH(build_commands(classify({"/usr/bin/mpicxx", "a.o"}), kLayout, defaults, files),
+                      Catch::Contains("'mpicxx' is not supported yet (prof's MPI support"));
+  }
   SECTION("a compiler prof does not know is driven like GCC") {
     bool known = true;
     CHECK(toolchain_for("icx", &known)->language == Language::C);
