@@ -173,7 +173,7 @@ std::string file_stamp(const std::string& path) {
 
 /// Whether `compiler` really loads the plugin: its version string can match while its build
 /// differs (another configuration, a cross compiler), and GCC then refuses the plugin. One trial
-/// compile of an empty file answers it; the answer is kept in $XDG_CACHE_HOME/prof (or
+/// compile of an empty file answers it; a success is kept in $XDG_CACHE_HOME/prof (or
 /// ~/.cache/prof), keyed by the compiler's and the plugin's path, size and time. Empty when it
 /// loads, else GCC's first line.
 std::string plugin_load_error(const std::string& compiler, const std::string& plugin) {
@@ -203,7 +203,9 @@ std::string plugin_load_error(const std::string& compiler, const std::string& pl
       if (answer.empty() || answer == "ok") answer = "the trial compile failed";
     }
   }
-  if (!cache.empty()) {
+  // Only a success is kept: a failure may be passing (a full disk, a broken environment), and
+  // a compiler that cannot load the plugin just pays the trial on each compile step.
+  if (!cache.empty() && answer == "ok") {
     std::filesystem::create_directories(cache_dir, ec);
     const std::string tmp = cache + ".tmp" + std::to_string(::getpid());
     std::ofstream(tmp) << answer << "\n";
@@ -282,10 +284,10 @@ int wrap(const std::vector<std::string>& args) {
 
   Layout layout = layout_for_executable(self_executable());
   if (plan.compiles || plan.links) check_layout(layout, plan.links_executable() && plan.static_link);
-  choose_instrumentation(opt, plan, layout);
-
-  // The compiler we run must not be wrapped again (mpicc calling a prof-gcc, a CC=prof-gcc make).
+  // The compiler we run must not be wrapped again (mpicc calling a prof-gcc, a CC=prof-gcc make),
+  // nor the version query and trial compile that choose the instrumentation.
   ::setenv("PROF_WRAPPER", "off", 1);
+  choose_instrumentation(opt, plan, layout);
 
   WorkDir dir;
   WorkFiles files;
