@@ -344,11 +344,13 @@ bool append_entity(std::string& out, std::string_view e) {
 /// as written.
 void append_decoded(std::string& out, std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
-    const std::size_t semi = s[i] == '&' ? s.find(';', i + 1) : std::string_view::npos;
-    if (semi != std::string_view::npos && semi - i <= 12 &&
-        append_entity(out, s.substr(i + 1, semi - i - 1))) {
-      i = semi;
-      continue;
+    if (s[i] == '&') {
+      // Only the next 12 characters can close a reference: a text full of bare '&' stays linear.
+      const std::size_t len = s.substr(i + 1, 12).find(';');
+      if (len != std::string_view::npos && append_entity(out, s.substr(i + 1, len))) {
+        i += len + 1;
+        continue;
+      }
     }
     out += s[i];
   }
@@ -962,7 +964,7 @@ void read_values(const Archive& ar, std::int64_t id, const DataType& type,
   }
 }
 
-ReadProfile build_profile(Anchor& a, const Archive& ar) {
+ReadProfile build_profile(Anchor& a, const Archive& ar, const std::vector<std::string>* only) {
   ReadProfile p;
 
   const std::vector<std::size_t> region_at = dense_ids(a.regions, "region");
@@ -1004,6 +1006,8 @@ ReadProfile build_profile(Anchor& a, const Archive& ar) {
     const DataType* type = data_type(d->dtype);
     const bool exclusive = d->kind == "EXCLUSIVE";
     if (!type || (!exclusive && d->kind != "INCLUSIVE")) continue;
+    // Values take call paths x locations x 8 bytes per metric: read only the ones asked for.
+    if (only && std::find(only->begin(), only->end(), d->uniq) == only->end()) continue;
     ReadMetric m;
     m.uniq_name = d->uniq;
     m.disp_name = d->disp;
@@ -1016,13 +1020,13 @@ ReadProfile build_profile(Anchor& a, const Archive& ar) {
   return p;
 }
 
-ReadProfile read_profile(const std::string& path) {
+ReadProfile read_profile(const std::string& path, const std::vector<std::string>* only) {
   const Archive ar(path);
   const Member* anchor = ar.find("anchor.xml");
   if (!anchor) fail("member anchor.xml missing");
   const std::string doc = ar.read_all(*anchor);
   Anchor a = AnchorParser(doc).parse();
-  return build_profile(a, ar);
+  return build_profile(a, ar, only);
 }
 
 /// "<path>: <cause>" on one line (control characters from the file become '?').
@@ -1091,12 +1095,12 @@ std::vector<double> ReadProfile::inclusive(const ReadMetric& m) const {
   return out;
 }
 
-bool read(const std::string& path, ReadProfile* out, std::string* error) {
+bool read(const std::string& path, ReadProfile* out, std::string* error, const std::vector<std::string>* only) {
   if (out) *out = ReadProfile{};
   try {
     const char* cause = "out of memory";
     try {
-      ReadProfile p = read_profile(path);
+      ReadProfile p = read_profile(path, only);
       if (out) *out = std::move(p);
       return true;
     } catch (const Malformed& e) {

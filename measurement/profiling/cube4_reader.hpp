@@ -57,6 +57,8 @@ struct ReadProfile {
 /// Reads `path`. Returns false with a one-line error (naming the file and the cause, e.g.
 /// "profile.cubex: member 2.index missing") when it cannot; `*out` is then empty.
 /// Compressed data (ZCUBEX) is rejected. Never throws; `out` and `error` may be null.
-bool read(const std::string& path, ReadProfile* out, std::string* error);
+/// `only`: the unique names of the metrics to read (the others are left out of `metrics`; each
+/// costs call paths x locations x 8 bytes); null reads all.
+bool read(const std::string& path, ReadProfile* out, std::string* error, const std::vector<std::string>* only = nullptr);
 
 }  // namespace prof::cube4

@@ -838,7 +838,8 @@ int run(int argc, char** argv) {
 
   Score s;
   std::string err;
-  if (!resolve_input(o.input, &s.path, &err) || !cube4::read(s.path, &s.profile, &err)) {
+  static const std::vector<std::string> kMetrics = {"visits", "time"};  // all prof-score reads
+  if (!resolve_input(o.input, &s.path, &err) || !cube4::read(s.path, &s.profile, &err, &kMetrics)) {
     error(err);
     return kExitError;
   }

@@ -660,6 +660,17 @@ TEST_CASE("cube4_reader: round trip, extra sparse metrics", "[cube4_reader]") {
   CHECK(r.metric("bytes_put")->disp_name == "Bytes put");
   // An EXCLUSIVE metric summed over the subtree: main's bytes_sent on location 0 = foo's 17.
   CHECK(r.inclusive(*r.metric("bytes_sent"))[0] == 17);
+
+  // Only the metrics asked for are read (each costs call paths x locations x 8 bytes).
+  const std::vector<std::string> only = {"visits", "bytes_sent", "no_such_metric"};
+  cube4::ReadProfile some;
+  std::string err;
+  REQUIRE(cube4::read(dir.file("profile.cubex"), &some, &err, &only));
+  REQUIRE(some.metrics.size() == 2);
+  CHECK(some.metrics[0].uniq_name == "visits");
+  CHECK(some.metrics[1].uniq_name == "bytes_sent");
+  CHECK(some.metric("bytes_sent")->values == r.metric("bytes_sent")->values);
+  CHECK(some.metric("time") == nullptr);
 }
 
 TEST_CASE("cube4_reader: round trip, names that need XML escaping", "[cube4_reader]") {
