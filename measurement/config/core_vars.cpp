@@ -93,7 +93,8 @@ const Var kCoreVars[] = {
      "Filter file: regions to leave out of the measurement.",
      "Regions excluded by the file are not measured at all: no trace events, no profile "
      "entry, no region definition. The decision is made once per function (the hooks then "
-     "return after one cache probe). The syntax is prof's (`PROF_REGION_NAMES_BEGIN` ... "
+     "return at once; given to `prof-wrap --instrument-filter` instead, the GCC plugin compiles "
+     "the functions without hooks). The syntax is prof's (`PROF_REGION_NAMES_BEGIN` ... "
      "`_END`, `PROF_FILE_NAMES_BEGIN` ... `_END`, `EXCLUDE`/`INCLUDE` rules, shell "
      "wildcards, `MANGLED`, `#` comments, the last matching rule wins) and Score-P filter "
      "files are accepted unchanged; see `share/filters/example.filter`. A malformed file is a "
