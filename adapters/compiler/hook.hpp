@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The body of every compiler hook (-finstrument-functions' __cyg_profile_func_*, the GCC
+// plugin's __prof_plugin_*): the busy flag, the bail-outs to a slow path, and the enter or leave
+// of the region the hook's own lookup gives. The two adapters differ only in that lookup.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "measurement/events.hpp"
+
+namespace prof::compiler_hook {
+
+/// The caller's stack pointer at the hook call: deeper frames have smaller values. Evaluate it
+/// in the extern "C" hook itself. Used only to find frames whose exit hooks were skipped
+/// (longjmp, clang's exception unwinding).
+#define PROF_CALLER_CFA() reinterpret_cast<std::uintptr_t>(__builtin_dwarf_cfa())
+
+/// `Lookup` is a class with `static RegionId region(Location*, Key)` (the region, or
+/// regions::kFiltered: nothing recorded) and `static constexpr bool kAddressCache` (the lookup
+/// uses the per-thread address cache, which dlclose can make stale).
+template <class Lookup, class Key>
+PROF_COLD PROF_NO_INSTRUMENT void slow(Key key, std::uintptr_t cfa, bool is_enter) {
+  // First event of a thread, re-entry from a signal handler, a stale cache, or measurement off.
+  if (!g_compiler_hooks_on && g_phase.load(std::memory_order_relaxed) != 0) return;
+  Location* loc = current_location();
+  if (!loc || !loc->active || !g_compiler_hooks_on) return;
+  if (loc->busy) {
+    ++loc->dropped_reentries;
+    return;
+  }
+  loc->busy = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (Lookup::kAddressCache && loc->cache_stale) {
+    loc->cache_stale = false;
+    loc->cache.clear();
+  }
+  const RegionId r = Lookup::region(loc, key);
+  if (r != regions::kFiltered) {
+    if (is_enter) enter(loc, r, cfa);
+    else leave(loc, r, cfa);
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  loc->busy = false;
+}
+
+/// Hot path: no locks, no allocation, no errno changes.
+template <class Lookup, bool kEnter, class Key>
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void event(Key key, std::uintptr_t cfa) {
+  Location* loc = tls_location;
+  if (PROF_UNLIKELY(!loc || loc->busy)) return slow<Lookup>(key, cfa, kEnter);
+  // busy first, then the flags: finalize clears the flags, then waits until no thread is busy.
+  loc->busy = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (PROF_UNLIKELY(!loc->active || (Lookup::kAddressCache && loc->cache_stale) || !g_compiler_hooks_on)) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    loc->busy = false;
+    return slow<Lookup>(key, cfa, kEnter);
+  }
+  const RegionId r = Lookup::region(loc, key);
+  // A filtered function: nothing pushed, nothing recorded.
+  if (PROF_LIKELY(r != regions::kFiltered)) {
+    if (kEnter) enter(loc, r, cfa);
+    else leave(loc, r, cfa);
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  loc->busy = false;
+}
+
+}  // namespace prof::compiler_hook
