@@ -318,14 +318,20 @@ def check_hooks(a, exe):
         print("no hooks in %s" % name)
 
 
-def profile_cells(a, exp):
-    """Every value of cubex_check.py --dump: {(metric, call path, location index): value}."""
-    c = subprocess.run(["python3", os.path.join(a.shared_tools, "cubex_check.py"), os.path.join(exp, "profile.cubex"), "--dump"],
-                       capture_output=True, text=True)
-    if c.returncode:
-        fail("cubex_check.py failed:\n" + c.stdout[-3000:])
+def profile_cells(a, exp, options=""):
+    """cubex_check.py on profile.cubex (which must pass), then every value of its --dump:
+    {(metric, call path, location index): value}."""
+    c = subprocess.run(["python3", os.path.join(a.shared_tools, "cubex_check.py"), os.path.join(exp, "profile.cubex"), "--dump"]
+                       + shlex.split(options), capture_output=True, text=True)
     lines = c.stdout.splitlines()
-    header = next(l for l in lines if l.startswith("metric "))
+    print("\n".join(l for l in lines if not l.startswith(("visits", "time", "min_time", "max_time", "metric ")))[-3000:])
+    if c.returncode:
+        print(c.stdout[-3000:] + c.stderr[-2000:])
+        fail("cubex_check.py failed")
+    # --dump: a header line, then one line per metric, cnode and location, columns aligned.
+    header = next((l for l in lines if l.startswith("metric ")), None)
+    if header is None:
+        fail("cubex_check.py --dump printed no table")
     cols = [header.index(h) for h in ("cnode", "call path", "location", "value")]
     cells = {}
     for l in lines:
@@ -532,29 +538,12 @@ def check_memory_full(a, work, exp, run, env, r):
 
 def profile_values(a, exp, options):
     """cubex_check.py on profile.cubex (which must pass); visits and inclusive times summed per region."""
-    cubex = os.path.join(exp, "profile.cubex")
-    checker = os.path.join(a.shared_tools, "cubex_check.py")
-    c = subprocess.run(["python3", checker, cubex, "--dump"] + shlex.split(options),
-                       capture_output=True, text=True)
-    lines = c.stdout.splitlines()
-    print("\n".join(l for l in lines if not l.startswith(("visits", "time", "min_time", "max_time", "metric ")))[-3000:])
-    if c.returncode:
-        print(c.stdout[-3000:] + c.stderr[-2000:])
-        fail("cubex_check.py failed")
-    # --dump: a header line, then one line per metric, cnode and location, columns aligned.
-    header = next((l for l in lines if l.startswith("metric ")), None)
-    if header is None:
-        fail("cubex_check.py --dump printed no table")
-    cols = [header.index(h) for h in ("cnode", "call path", "location", "value")]
     visits, times = {}, {}
-    for l in lines:
-        if not l.startswith(("visits (", "time (")):
-            continue
-        path = l[cols[1]:cols[2]].strip()
-        value = float(l[cols[3]:].strip())
-        region = path.split("/")[-1]
-        target = visits if l.startswith("visits") else times
-        target[region] = target.get(region, 0) + value
+    for (metric, path, _), value in profile_cells(a, exp, options).items():
+        target = visits if metric == "visits" else times if metric == "time" else None
+        if target is not None:
+            region = path.split("/")[-1]
+            target[region] = target.get(region, 0) + value
     return visits, times
 
 
