@@ -453,16 +453,16 @@ void print_text(const Options& o, const Score& s, bool have_filter) {
   std::printf("Profile: %s (%zu call paths, %zu location%s in %zu process%s)\n\n", s.path.c_str(), s.profile.cnodes.size(), nl,
               nl == 1 ? "" : "s", np, np == 1 ? "" : "es");
   print_estimate(e, "");
+  std::uint64_t suggested = e.total_memory;
   if (have_filter) {
     const Estimate f = estimate(s, sum(s, [](const Row& r) { return !r.filtered; }), o.page_size);
     std::printf("\n");
     print_estimate(f, " after filtering");
+    suggested = f.total_memory;
   }
   std::printf("(hint: when tracing, set PROF_TOTAL_MEMORY=%s to avoid flushes during the run,\n"
               " or reduce the requirements with a filter file: prof-score -g writes one)\n\n",
-              memory_text(have_filter ? estimate(s, sum(s, [](const Row& r) { return !r.filtered; }), o.page_size).total_memory
-                                      : e.total_memory)
-                  .c_str());
+              memory_text(suggested).c_str());
   std::printf("%3s %7s %16s %14s %11s %7s %14s  %s\n", "flt", "type", "max_buf[B]", "visits", "time[s]", "time[%]",
               "time/visit[us]", "region");
   for (Group g : present_groups(s)) {
