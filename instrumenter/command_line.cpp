@@ -32,9 +32,33 @@ const char* const kOptionsWithSeparateArg[] = {
     "-aux-info", "-dumpbase", "-dumpdir",
 };
 
-bool takes_separate_arg(const std::string& arg) {
-  return std::any_of(std::begin(kOptionsWithSeparateArg), std::end(kOptionsWithSeparateArg),
-                     [&](const char* o) { return arg == o; });
+// nvcc's options that take the next word (they also take "=value"), beyond the GCC-like ones.
+const char* const kNvccOptionsWithSeparateArg[] = {
+    "-ccbin", "--compiler-bindir", "-Xcompiler", "--compiler-options", "-Xptxas", "--ptxas-options",
+    "-Xnvlink", "--nvlink-options", "-Xarchive", "--archive-options", "-Xcudafe", "-arch", "--gpu-architecture",
+    "-code", "--gpu-code", "-gencode", "--generate-code", "-odir", "--output-directory", "-maxrregcount",
+    "--maxrregcount", "-optf", "--options-file", "-rdc", "--relocatable-device-code", "-t", "--threads",
+    "-keep-dir", "--keep-dir", "-ldir", "--libdevice-directory", "-std", "--std", "--output-file",
+    "--linker-options", "--pre-include", "--include-path", "--system-include", "--define-macro", "--undefine-macro",
+    "--library", "--library-path", "-ftz", "--ftz", "-prec-div", "--prec-div", "-prec-sqrt", "--prec-sqrt", "-fmad",
+    "--fmad", "-cudart", "--cudart", "-cudadevrt", "--cudadevrt", "--x", "--dependency-output",
+    "--dependency-target-name", "-Werror", "--Werror", "-diag-suppress", "--diag-suppress", "-diag-warn",
+    "--diag-warn", "-diag-error", "--diag-error", "-split-compile", "--split-compile", "-time", "--time",
+    "--run-args", "-run-args", "-default-stream", "--default-stream", "-ewp"};
+
+// nvcc's options that stop before an executable link: they compile, or make a library or a
+// device-link object of their own.
+const char* const kNvccCompileOnly[] = {
+    "-c", "--compile", "-dc", "--device-c", "-dw", "--device-w", "-ptx", "--ptx", "-cubin", "--cubin",
+    "-fatbin", "--fatbin", "-cuda", "--cuda", "-optix-ir", "--optix-ir", "-ltoir", "--ltoir"};
+
+bool one_of(const std::string& arg, const char* const* begin, const char* const* end) {
+  return std::any_of(begin, end, [&](const char* o) { return arg == o; });
+}
+
+bool takes_separate_arg(const std::string& arg, bool nvcc) {
+  return one_of(arg, std::begin(kOptionsWithSeparateArg), std::end(kOptionsWithSeparateArg)) ||
+         (nvcc && one_of(arg, std::begin(kNvccOptionsWithSeparateArg), std::end(kNvccOptionsWithSeparateArg)));
 }
 
 // Flags that change the ABI or the tools used: the adapter-list object is compiled with them too.
@@ -230,6 +254,7 @@ InputKind classify_input(const std::string& path, const std::string& language) {
   if (!language.empty() && language != "none") {
     if (language == "c" || language == "cpp-output" || language == "objective-c") return InputKind::CSource;
     if (language == "c++" || language == "c++-cpp-output" || language == "objective-c++") return InputKind::CxxSource;
+    if (language == "cu") return InputKind::CudaSource;  // nvcc -x cu
     if (language == "assembler" || language == "assembler-with-cpp") return InputKind::Assembly;
     if (ends_with(language, "-header")) return InputKind::Header;
     return InputKind::Other;
@@ -242,6 +267,7 @@ InputKind classify_input(const std::string& path, const std::string& language) {
   if (ext == ".cc" || ext == ".cp" || ext == ".cxx" || ext == ".cpp" || ext == ".CPP" || ext == ".c++" ||
       ext == ".C" || ext == ".ii")
     return InputKind::CxxSource;
+  if (ext == ".cu") return InputKind::CudaSource;
   if (ext == ".s" || ext == ".S" || ext == ".sx") return InputKind::Assembly;
   if (ext == ".h" || ext == ".hh" || ext == ".H" || ext == ".hp" || ext == ".hxx" || ext == ".hpp" ||
       ext == ".HPP" || ext == ".h++" || ext == ".tcc")
@@ -258,20 +284,39 @@ Plan classify(const std::vector<std::string>& original_argv, const ResponseFileR
   // Classified by what the compiler will read; the @file arguments themselves go to the compiler.
   const std::vector<std::string> argv = expand_response_files(original_argv, read);
   bool compile_only = false, assemble_only = false, no_output = false;
+  const std::string compiler = base_name(original_argv.empty() ? std::string() : original_argv[0]);
+  const bool nvcc = compiler.rfind("nvcc", 0) == 0;
   std::string language;  // the current -x language; applies to the inputs after it
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& a = argv[i];
     const bool has_next = i + 1 < argv.size();
     if (a.size() > 1 && a[0] == '-') {
-      if (takes_separate_arg(a)) {
+      if (takes_separate_arg(a, nvcc)) {
         if (!has_next) continue;  // the compiler reports the missing argument
         const std::string& v = argv[++i];
         if (a == "-o") p.output = v;
-        else if (a == "-x") language = v;
+        else if (a == "-x" || a == "--x") language = v;
+        else if (nvcc && (a == "--output-file")) p.output = v;
         else if (a == "-l") p.libraries.push_back(v);
         else if (a == "-target" || a == "-B") p.abi_flags.insert(p.abi_flags.end(), {a, v});
-        if (a == "-l" || a == "-Xlinker") p.linker_inputs = true;
+        if (a == "-l" || a == "-Xlinker" || a == "--library" || a == "--linker-options") p.linker_inputs = true;
         continue;
+      }
+      if (nvcc) {
+        // nvcc: -lib makes a static library, -dlink a device-link object: no executable link.
+        if (one_of(a, std::begin(kNvccCompileOnly), std::end(kNvccCompileOnly)) || a == "-lib" || a == "--lib" ||
+            a == "-dlink" || a == "--device-link")
+          compile_only = true;
+        else if (a == "--preprocess") p.preprocess_only = true;
+        else if (a == "--generate-dependencies") p.deps_only = true;
+        else if (a == "--shared") p.shared = true;
+        else if (a == "--dryrun") no_output = true;
+        else if (starts_with(a, "-x=") || starts_with(a, "--x=")) language = a.substr(a.find('=') + 1);
+        else if (starts_with(a, "-o=") || starts_with(a, "--output-file=")) p.output = a.substr(a.find('=') + 1);
+        else if (starts_with(a, "-Xlinker=") || starts_with(a, "--linker-options=") || starts_with(a, "--library="))
+          p.linker_inputs = true;
+        else if (a == "--debug") p.has_debug_option = true;
+        // -G, -lineinfo: device debug information only; prof still adds -g for the host code.
       }
       if (a == "-c") compile_only = true;
       else if (a == "-S") assemble_only = true;
@@ -281,13 +326,14 @@ Plan classify(const std::vector<std::string>& original_argv, const ResponseFileR
       else if (a == "-r") p.relocatable = true;
       else if (a == "-static" || a == "-static-pie") p.static_link = true;
       else if (a == "-fsyntax-only" || a == "-###") no_output = true;
-      else if (starts_with(a, "-o")) p.output = a.substr(2);
-      else if (starts_with(a, "-x")) language = a.substr(2);
-      else if (starts_with(a, "-l")) {
+      else if (starts_with(a, "-o") && !nvcc) p.output = a.substr(2);
+      else if (starts_with(a, "-x") && !nvcc) language = a.substr(2);
+      else if (starts_with(a, "-l") && !(nvcc && (a == "-lib" || a == "-lineinfo" || a == "-lto" || a == "-ltoir"))) {
         p.libraries.push_back(a.substr(2));
         p.linker_inputs = true;
       } else if (starts_with(a, "-Wl,")) p.linker_inputs = true;
-      else if (starts_with(a, "-g") && !starts_with(a, "-gz")) p.has_debug_option = true;  // -gz only compresses
+      else if (starts_with(a, "-g") && !starts_with(a, "-gz") && !(nvcc && starts_with(a, "-gencode")))
+        p.has_debug_option = true;  // -gz only compresses
       if (is_abi_flag(a)) p.abi_flags.push_back(a);
       continue;
     }

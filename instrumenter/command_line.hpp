@@ -100,6 +100,7 @@ std::vector<std::string> expand_response_files(const std::vector<std::string>& a
 enum class InputKind {
   CSource,     ///< .c .i, or -x c
   CxxSource,   ///< .cc .cpp .cxx .c++ .cp .C .CPP .ii, or -x c++
+  CudaSource,  ///< .cu, or -x cu (nvcc): its host code is instrumented
   Assembly,    ///< .s .S .sx: assembled, not instrumented
   Header,      ///< .h .hh .hpp ...: precompiled-header builds, ignored
   Object,      ///< .o
@@ -112,7 +113,9 @@ enum class InputKind {
 InputKind classify_input(const std::string& path, const std::string& language);
 
 /// True for the kinds that prof-wrap instruments.
-inline bool is_source(InputKind k) { return k == InputKind::CSource || k == InputKind::CxxSource; }
+inline bool is_source(InputKind k) {
+  return k == InputKind::CSource || k == InputKind::CxxSource || k == InputKind::CudaSource;
+}
 
 /// One input file of the compiler command.
 struct Input {
@@ -146,7 +149,8 @@ struct Plan {
   bool passthrough() const { return !compiles && !links && !preprocess_only && !deps_only; }
 };
 
-/// Classifies a compiler command; argv[0] is the compiler. Never throws for odd arguments:
+/// Classifies a compiler command; argv[0] is the compiler (nvcc's options are read as nvcc
+/// reads them: -dc, -lib, -dlink, -Xcompiler X, -ccbin X...). Never throws for odd arguments:
 /// what it does not understand it passes through. Response files (@file) are read with `read`
 /// and classified by their contents (expand_response_files); Plan::argv keeps them as given.
 Plan classify(const std::vector<std::string>& argv, const ResponseFileReader& read = read_response_file);

@@ -65,7 +65,10 @@ const char kUsage[] =
     "  PROF_WRAPPER_COMPILER_FLAGS=...      extra compiler arguments, right after the compiler name\n"
     "\n"
     "Per-compiler wrappers for build systems: prof-gcc, prof-g++, prof-cc, prof-c++, prof-clang,\n"
-    "prof-clang++, e.g. PROF_WRAPPER=off cmake -DCMAKE_C_COMPILER=prof-gcc ... && make\n";
+    "prof-clang++, prof-mpicc, prof-mpicxx, prof-nvcc, e.g.\n"
+    "  PROF_WRAPPER=off cmake -DCMAKE_C_COMPILER=prof-gcc ... && make\n"
+    "nvcc: host code only (-Xcompiler, -Xlinker); device code and nvcc's generated host stubs\n"
+    "are never instrumented (with --instrument=functions the kernels' host-side launch functions are).\n";
 
 void print_usage(std::FILE* to) { std::fprintf(to, kUsage, supported_compilers().c_str()); }
 
@@ -220,7 +223,10 @@ std::string plugin_load_error(const std::string& compiler, const std::string& pl
 void choose_instrumentation(Options& options, const Plan& plan, const Layout& layout) {
   if (!plan.compiles || options.nocompiler) return;
   const Toolchain* tc = toolchain_for(plan.argv[0]);
-  const char* hooks = tc->instrument_flags.empty() ? "" : tc->instrument_flags.front().c_str();
+  std::string hooks_flag;
+  for (const auto& f : tc->instrument_flags)
+    if (hooks_flag.empty() && f.rfind("-finstrument", 0) == 0) hooks_flag = f;
+  const char* hooks = hooks_flag.c_str();
   if (options.instrument == Instrument::Functions) {
     if (options.verbose) std::fprintf(stderr, "prof-wrap: instrumentation: %s (--instrument=functions)\n", hooks);
     return;
@@ -238,10 +244,11 @@ void choose_instrumentation(Options& options, const Plan& plan, const Layout& la
   }
   const std::string plugin = layout.gcc_plugin();
   std::error_code ec;
-  std::string why = gcc_plugin_unusable(*tc, tc->gcc ? compiler_version(plan.argv[0]) : "", plugin,
-                                        std::filesystem::exists(plugin, ec));
+  // nvcc: the plugin goes to its host compiler, which is what must fit.
+  const std::string host = host_compiler(plan, *tc);
+  std::string why = gcc_plugin_unusable(*tc, tc->gcc ? compiler_version(host) : "", plugin, std::filesystem::exists(plugin, ec));
   if (why.empty()) {
-    const std::string load = plugin_load_error(plan.argv[0], plugin);
+    const std::string load = plugin_load_error(host, plugin);
     if (!load.empty()) why = "the compiler cannot load it (" + load + ")";
   }
   if (why.empty()) {

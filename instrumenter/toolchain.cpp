@@ -2,8 +2,11 @@
 // The toolchain and adapter tables, and the construction of the commands prof-wrap runs.
 #include "toolchain.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "prof_wrap_static_deps.hpp"  // generated: PROF_STATIC_LINK_DEPS
 
@@ -20,16 +23,32 @@ const std::vector<std::string> kGnuAdapterCompile = {"-x", "c", "-c", "-fno-inst
 // -finstrument-functions to undo anyway.
 const std::vector<std::string> kClangAdapterCompile = {"-x", "c", "-c", "-fPIC"};
 
-// Adding a compiler is one row. Later: {"mpicc", Language::C, true, false, ...},
-// {"mpicxx", Language::Cxx, true, ...}, {"nvcc", Language::Cuda, false, true,
-// {"-Xcompiler", "-finstrument-functions"}, {"-x", "c", "-c", "-Xcompiler", "-fPIC"}, "-Xlinker="}.
+// nvcc: the host compiler's options through -Xcompiler, which nvcc splits at commas (hence one
+// exclude option per name). -finstrument-functions cannot tell the host functions nvcc generates
+// for each kernel (they call its __device_stub_) from the user's: those stay instrumented there;
+// the GCC plugin leaves them out.
+const std::vector<std::string> kNvccInstrument = {
+    "-Xcompiler", "-finstrument-functions",
+    "-Xcompiler", "-finstrument-functions-exclude-function-list=__device_stub_",
+    "-Xcompiler", "-finstrument-functions-exclude-function-list=__cuda",
+    "-Xcompiler", "-finstrument-functions-exclude-function-list=__nv_",
+    "-Xcompiler", "-finstrument-functions-exclude-function-list=__sti__"};
+const std::vector<std::string> kNvccAdapterCompile = {"-x", "c", "-c", "-Xcompiler", "-fPIC"};
+
+// Adding a compiler is one row. The MPI compiler wrappers are GCC underneath (-dumpfullversion
+// and -fplugin pass through them); Fortran ones are not supported yet (build_commands).
 const Toolchain kToolchains[] = {
-    {"gcc", Language::C, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,", true},
-    {"g++", Language::Cxx, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,", true},
-    {"cc", Language::C, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,", true},
-    {"c++", Language::Cxx, false, false, kGnuInstrument, kGnuAdapterCompile, "-Wl,", true},
-    {"clang", Language::C, false, false, kClangInstrument, kClangAdapterCompile, "-Wl,", false},
-    {"clang++", Language::Cxx, false, false, kClangInstrument, kClangAdapterCompile, "-Wl,", false},
+    {"gcc", Language::C, false, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"g++", Language::Cxx, false, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"cc", Language::C, false, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"c++", Language::Cxx, false, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"clang", Language::C, false, false, kClangInstrument, kClangAdapterCompile, Dialect::Gnu, false},
+    {"clang++", Language::Cxx, false, false, kClangInstrument, kClangAdapterCompile, Dialect::Gnu, false},
+    {"mpicc", Language::C, true, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"mpicxx", Language::Cxx, true, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"mpic++", Language::Cxx, true, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"mpiCC", Language::Cxx, true, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"nvcc", Language::Cuda, false, true, kNvccInstrument, kNvccAdapterCompile, Dialect::Nvcc, true},
 };
 
 bool always(const Plan&, const Toolchain&, const Options&) { return true; }
@@ -82,8 +101,8 @@ const Toolchain* toolchain_for(const std::string& compiler, bool* known) {
   if (known) *known = false;
   // Any other compiler is driven like GCC: -finstrument-functions, -Wl, options, and the
   // adapter list compiled without GCC-only options. C++ when its name says so.
-  static const Toolchain kOtherC = {"other", Language::C, false, false, kGnuInstrument, kClangAdapterCompile, "-Wl,", false};
-  static const Toolchain kOtherCxx = {"other", Language::Cxx, false, false, kGnuInstrument, kClangAdapterCompile, "-Wl,", false};
+  static const Toolchain kOtherC = {"other", Language::C, false, false, kGnuInstrument, kClangAdapterCompile, Dialect::Gnu, false};
+  static const Toolchain kOtherCxx = {"other", Language::Cxx, false, false, kGnuInstrument, kClangAdapterCompile, Dialect::Gnu, false};
   const std::string name = base_name(compiler);
   auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
   const bool cxx = has("++") || has("xx") || has("CC") || has("cpp") ||
@@ -104,11 +123,38 @@ const Toolchain* find_toolchain(const std::string& compiler) {
   return nullptr;
 }
 
+std::vector<std::string> host_compiler_option(const Toolchain& tc, const std::string& flag) {
+  if (tc.dialect == Dialect::Nvcc) return {"-Xcompiler", flag};
+  return {flag};
+}
+
+std::vector<std::string> linker_option(const Toolchain& tc, const std::string& opt) {
+  if (tc.dialect == Dialect::Nvcc) return {"-Xlinker", opt};
+  return {"-Wl," + opt};
+}
+
+std::string host_compiler(const Plan& plan, const Toolchain& tc) {
+  if (tc.dialect != Dialect::Nvcc) return plan.argv.empty() ? "" : plan.argv[0];
+  std::string bindir;
+  for (std::size_t i = 1; i < plan.argv.size(); ++i) {
+    const std::string& a = plan.argv[i];
+    for (const char* o : {"-ccbin", "--compiler-bindir"}) {
+      const std::string eq = std::string(o) + "=";
+      if (a == o && i + 1 < plan.argv.size()) bindir = plan.argv[i + 1];
+      else if (a.rfind(eq, 0) == 0) bindir = a.substr(eq.size());
+    }
+  }
+  if (bindir.empty()) return "gcc";  // what nvcc runs without -ccbin (see nvcc --dryrun)
+  struct stat st {};
+  if (::stat(bindir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return bindir + "/gcc";
+  return bindir;
+}
+
 const char* gcc_plugin_version() { return PROF_GCC_PLUGIN_VERSION; }
 
 std::string gcc_plugin_unusable(const Toolchain& tc, const std::string& compiler_version, const std::string& plugin_path,
                                 bool plugin_exists) {
-  if (!tc.gcc) return std::string(tc.name) + " is not GCC";
+  if (!tc.gcc) return std::string(std::strcmp(tc.name, "other") == 0 ? "the compiler" : tc.name) + " is not GCC";
   if (!*gcc_plugin_version()) return "prof was built without it (no GCC plugin headers; Debian: gcc-12-plugin-dev)";
   if (!plugin_exists) return plugin_path + " is missing";
   if (compiler_version != gcc_plugin_version())
@@ -167,16 +213,12 @@ std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters
 std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Layout& layout, const Options& options,
                                                      const WorkFiles& files) {
   if (plan.argv.empty()) throw WrapError("no compiler given");
-  // Compilers whose adapters are still to come: a clear refusal of anything they would build
-  // beats driving them like GCC (nvcc rejects -finstrument-functions, and prof does not know
-  // .cu files yet; MPI wrappers need the MPI adapter). Queries such as --version pass.
+  // Fortran MPI wrappers: prof has no Fortran support yet. A clear refusal of anything they would
+  // build beats a half-instrumented program; queries such as --version pass.
   const std::string name = strip_version(base_name(plan.argv[0]));
-  static const char* const kLater[][2] = {{"nvcc", "CUDA"}, {"mpicc", "MPI"}, {"mpicxx", "MPI"}, {"mpic++", "MPI"},
-                                          {"mpiCC", "MPI"}, {"mpifort", "MPI"}, {"mpif90", "MPI"}, {"mpif77", "MPI"}};
-  for (const auto& later : kLater)
-    if (name == later[0] && !plan.inputs.empty())
-      throw WrapError("'" + name + "' is not supported yet (prof's " + later[1] +
-                      " support is a later step); set PROF_WRAPPER=off to run it unwrapped");
+  for (const char* fortran : {"mpifort", "mpif90", "mpif77", "gfortran"})
+    if (name == fortran && !plan.inputs.empty())
+      throw WrapError("'" + name + "' is not supported yet (prof has no Fortran support); set PROF_WRAPPER=off to run it unwrapped");
   if (plan.passthrough()) return {plan.argv};
   const Toolchain* tc = toolchain_for(plan.argv[0]);
   if (plan.links && plan.static_link && plan.shared)
@@ -187,8 +229,12 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
   if (plan.compiles && !options.nocompiler) {
     if (!options.gcc_plugin.empty()) {
       // The plugin writes names, file and lines into the object: no -g needed for prof.
-      pre.push_back("-fplugin=" + options.gcc_plugin);
-      for (const auto& f : options.instrument_filters) pre.push_back("-fplugin-arg-prof_gcc_plugin-filter=" + f);
+      append(pre, host_compiler_option(*tc, "-fplugin=" + options.gcc_plugin));
+      for (const auto& f : options.instrument_filters) {
+        if (tc->dialect == Dialect::Nvcc && f.find(',') != std::string::npos)
+          throw WrapError("--instrument-filter=" + f + ": nvcc splits host compiler options at commas; rename the file");
+        append(pre, host_compiler_option(*tc, "-fplugin-arg-prof_gcc_plugin-filter=" + f));
+      }
     } else {
       if (!plan.has_debug_option) pre.push_back("-g");  // file and line for the runtime's symbol lookup
       append(pre, tc->instrument_flags);
@@ -208,12 +254,11 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
   // renames in archives read later (libstdc++.a's pthread_create, __cxa_begin_catch).
   const bool static_executable = plan.links_executable() && plan.static_link;
   if (static_executable) {
-    const std::string& wl = tc->linker_prefix;
-    pre.push_back(wl + "--whole-archive");
+    append(pre, linker_option(*tc, "--whole-archive"));
     for (const auto* a : linked_adapters(plan, *tc, options))
       if (a->library) pre.push_back(layout.lib_dir() + "/lib" + a->library + ".a");
     pre.push_back(layout.libprof_static());
-    pre.push_back(wl + "--no-whole-archive");
+    append(pre, linker_option(*tc, "--no-whole-archive"));
   }
 
   std::vector<std::vector<std::string>> commands;
@@ -230,24 +275,26 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
       if (!plan.trailing_language.empty() && plan.trailing_language != "none") append(post, {"-x", "none"});
       if (!plan.static_link) post.push_back(files.adapter_object);
     }
-    const std::string& wl = tc->linker_prefix;
     if (static_executable) {
       // ld --wrap for the interposed functions, libprof's own libraries, and the adapter list
       // last: constructors run in link order, and its prof_init is to run after the static
       // initialisers of the C++ runtime too, as in a dynamic link.
-      for (const auto& sym : kStaticWraps) post.push_back(wl + "--wrap=" + sym);
+      for (const auto& sym : kStaticWraps) append(post, linker_option(*tc, "--wrap=" + sym));
       append(post, kStaticLinkDeps);
       post.push_back(files.adapter_object);
     } else {
       post.push_back("-L" + layout.lib_dir());
-      post.push_back(wl + "-rpath," + layout.lib_dir());
+      append(post, linker_option(*tc, "-rpath," + layout.lib_dir()));
       // push-state/pop-state: libprof is always recorded as needed (nothing calls it directly; it
       // interposes), and the user's own --as-needed setting is left as it was for what follows.
-      post.push_back(wl + "--push-state,--no-as-needed");
+      // nvcc moves all -Xlinker options before the libraries, which would undo the pair: there the
+      // adapter list's reference to prof_init keeps libprof needed.
+      const bool bracket = tc->dialect != Dialect::Nvcc;
+      if (bracket) append(post, linker_option(*tc, "--push-state,--no-as-needed"));
       for (const auto* a : adapters)
         if (a->library) post.push_back(std::string("-l") + a->library);
       post.push_back("-lprof");
-      post.push_back(wl + "--pop-state");
+      if (bracket) append(post, linker_option(*tc, "--pop-state"));
       append(post, {"-lpthread", "-ldl"});
     }
   }

@@ -12,17 +12,31 @@ namespace prof::wrap {
 
 enum class Language { C, Cxx, Cuda };
 
+/// How a compiler's command line passes options on: GCC's (-Wl,opt) or nvcc's (-Xcompiler opt,
+/// -Xlinker opt; nvcc rejects -Wl, and splits both values at commas).
+enum class Dialect { Gnu, Nvcc };
+
 /// One supported compiler: one row of kToolchains in toolchain.cpp.
 struct Toolchain {
-  const char* name;                               ///< program name: "gcc", later "mpicc", "nvcc"
+  const char* name;                               ///< program name: "gcc", "mpicc", "nvcc"
   Language language;                              ///< the language it compiles by default
   bool mpi;                                       ///< an MPI compiler wrapper (links the mpi adapter)
   bool cuda;                                      ///< a CUDA compiler (links the cuda adapter)
   std::vector<std::string> instrument_flags;      ///< compiler instrumentation, e.g. -finstrument-functions
   std::vector<std::string> adapter_compile_flags; ///< compile the generated C adapter list to an object
-  std::string linker_prefix;                      ///< how to pass one word to the linker: "-Wl,"
-  bool gcc;                                       ///< a GCC driver: can load prof's GCC plugin
+  Dialect dialect;                                ///< how options reach the host compiler and the linker
+  bool gcc;                                       ///< GCC compiles its host code: can load prof's GCC plugin
 };
+
+/// `flag` for the compiler that compiles host code: itself, or for nvcc {"-Xcompiler", flag}.
+std::vector<std::string> host_compiler_option(const Toolchain& tc, const std::string& flag);
+
+/// One linker option: "-Wl,<opt>", or for nvcc {"-Xlinker", opt}.
+std::vector<std::string> linker_option(const Toolchain& tc, const std::string& opt);
+
+/// The GCC driver that compiles `plan`'s host code, for the plugin's version check: argv[0]
+/// itself, or for nvcc its -ccbin/--compiler-bindir (a directory: its gcc), else "gcc".
+std::string host_compiler(const Plan& plan, const Toolchain& tc);
 
 /// The GCC version prof's plugin was built for, "" when it was not built.
 const char* gcc_plugin_version();

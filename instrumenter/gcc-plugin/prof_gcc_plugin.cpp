@@ -94,6 +94,31 @@ std::string demangled(const char* mangled) {
   return s;
 }
 
+// A call in a function body to a function whose plain name starts with `prefix`.
+tree calls_function_named(tree* tp, int* walk_subtrees, void* prefix) {
+  if (TYPE_P(*tp)) *walk_subtrees = 0;
+  if (TREE_CODE(*tp) != CALL_EXPR) return NULL_TREE;
+  const tree callee = get_callee_fndecl(*tp);
+  if (callee && DECL_NAME(callee) && starts_with(IDENTIFIER_POINTER(DECL_NAME(callee)), static_cast<const char*>(prefix)))
+    return *tp;
+  return NULL_TREE;
+}
+
+/// The host code nvcc (cudafe++) generates into every .cu translation unit: the kernels' launch
+/// stubs (__device_stub__*), the host-side kernel functions that only call them (they carry the
+/// kernel's own name and source line: found by that call), the registration functions
+/// (__cudaRegister*, __sti____cudaRegisterAll, __nv_cudaEntityRegisterCallback) and the CUDA
+/// headers' static helpers (____nv_dummy_param_ref, __internal_cast_u2st...). Matched on the
+/// plain identifier, not the mangled name (a static C++ function's is "_ZL31__nv_...").
+bool nvcc_generated(tree fn) {
+  const char* id = DECL_NAME(fn) ? IDENTIFIER_POINTER(DECL_NAME(fn)) : "";
+  static const char* const kPrefixes[] = {"__device_stub_", "__cuda", "__sti____cuda", "__nv_", "____nv_", "__internal_"};
+  for (const char* p : kPrefixes)
+    if (starts_with(id, p)) return true;
+  static char device_stub[] = "__device_stub_";
+  return DECL_SAVED_TREE(fn) && walk_tree_without_duplicates(&DECL_SAVED_TREE(fn), calls_function_named, device_stub);
+}
+
 /// Functions that are never instrumented, whatever the filter says.
 bool never(tree fn, const char* mangled) {
   if (DECL_DECLARED_INLINE_P(fn) || DECL_ARTIFICIAL(fn)) return true;
@@ -104,13 +129,9 @@ bool never(tree fn, const char* mangled) {
   if (lookup_attribute("no_instrument_function", attrs)) return true;
   // No prologue, so no call may be added (it would clobber the caller's registers).
   if (lookup_attribute("naked", attrs)) return true;
-  // nvcc's generated host code: kernel launch stubs and registration functions.
-  static const char* const kNvcc[] = {"__device_stub_", "__cudaRegister", "__cudaUnregister", "__sti____cudaRegisterAll"};
-  for (const char* p : kNvcc)
-    if (std::strstr(mangled, p)) return true;
-  if (starts_with(mangled, "__nv_")) return true;
   // prof's own entry points (its headers' inline helpers are inline anyway).
-  return starts_with(mangled, "__prof_") || starts_with(mangled, "prof_");
+  if (starts_with(mangled, "__prof_") || starts_with(mangled, "prof_")) return true;
+  return nvcc_generated(fn);
 }
 
 tree string_literal(const std::string& s) { return build_string_literal(s.size() + 1, s.c_str()); }

@@ -27,8 +27,9 @@ const char kUsage[] =
     "  config-vars --full      also the full description and the accepted values\n"
     "  config-vars --values    the values in effect in this environment, as in prof.cfg\n"
     "  config-vars --markdown  the reference as markdown (share/doc/config-vars.md)\n"
-    "  instrumentation [CC]    how prof-wrap instruments compile steps of CC (default: gcc,\n"
-    "                          g++, clang): prof's GCC plugin or the compiler's hooks, and why\n"
+    "  instrumentation [CC]    how prof-wrap instruments compile steps of CC (default: gcc, g++,\n"
+    "                          clang, mpicc, nvcc), as prof-wrap decides it: the GCC plugin or\n"
+    "                          the compiler's hooks, and why\n"
     "  --version               print the version\n"
     "  --help                  print this help\n";
 
@@ -75,41 +76,45 @@ int config_vars(const std::vector<std::string>& options) {
 #define PROF_GCC_PLUGIN_VERSION ""
 #endif
 
-/// The first line a command prints, "" when it fails.
-std::string first_line(const std::string& command) {
-  FILE* p = ::popen((command + " 2>/dev/null").c_str(), "r");
-  if (!p) return "";
-  char buf[256] = {0};
-  const bool got = std::fgets(buf, sizeof buf, p) != nullptr;
-  if (::pclose(p) != 0 || !got) return "";
-  std::string s(buf);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-/// What `prof-wrap --instrument=auto <cc>` does, as prof-wrap decides it (instrumenter/main.cpp):
-/// the plugin for GCC of the version it was built for, the compiler's hooks otherwise.
+/// What `prof-wrap --instrument=auto <cc>` does for a compile step, asked of the prof-wrap next to
+/// this program (--dry-run: it runs only the version query and the plugin's trial compile), so that
+/// the answer is prof-wrap's own decision: "GCC plugin <path>" or the compiler's hooks and why.
 int instrumentation(const std::vector<std::string>& compilers) {
-  const std::string plugin_version = PROF_GCC_PLUGIN_VERSION;
   std::string self(4096, '\0');
   const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
   self.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   const std::string bin = self.substr(0, self.find_last_of('/'));
+  const std::string wrap = bin + "/prof-wrap";
+  if (::access(wrap.c_str(), X_OK) != 0) {
+    error(wrap + " is missing: prof-info asks prof-wrap how it instruments; reinstall prof");
+    return 1;
+  }
+  const std::string plugin_version = PROF_GCC_PLUGIN_VERSION;
   const std::string plugin = bin.substr(0, bin.find_last_of('/')) + "/lib/prof_gcc_plugin.so";
-  const bool plugin_there = ::access(plugin.c_str(), R_OK) == 0;
   std::string out;
   if (plugin_version.empty()) out += "GCC plugin: not built (no GCC plugin headers when prof was built; Debian: gcc-12-plugin-dev)\n";
-  else out += "GCC plugin: " + plugin + (plugin_there ? "" : " (missing!)") + ", for GCC " + plugin_version + "\n";
+  else out += "GCC plugin: " + plugin + (::access(plugin.c_str(), R_OK) == 0 ? "" : " (missing!)") + ", for GCC " + plugin_version + "\n";
+  auto quote = [](const std::string& w) {
+    std::string q = "'";
+    for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
   for (const std::string& cc : compilers) {
-    const std::string base = cc.substr(cc.find_last_of('/') + 1);
-    const bool clang = base.find("clang") != std::string::npos;
-    const std::string version = clang ? "" : first_line(cc + " -dumpfullversion");
-    std::string how;
-    if (clang) how = "-finstrument-functions-after-inlining (no plugin for clang)";
-    else if (version.empty()) how = "-finstrument-functions (" + cc + " is not GCC or not found)";
-    else if (!plugin_version.empty() && plugin_there && version == plugin_version) how = "GCC plugin";
-    else how = "-finstrument-functions (" + cc + " is GCC " + version + (plugin_version.empty() ? ")" : ", the plugin is for " + plugin_version + ")");
-    out += "  " + cc + ": " + how + "\n";
+    // A C file for every compiler: nvcc and the MPI wrappers compile C as well.
+    const std::string cmd = quote(wrap) + " --dry-run " + quote(cc) + " -c prof_info_probe.c -o prof_info_probe.o 2>&1";
+    std::string how, said;
+    if (FILE* p = ::popen(cmd.c_str(), "r")) {
+      char line[1024];
+      const std::string tag = "prof-wrap: instrumentation: ";
+      while (std::fgets(line, sizeof line, p)) {
+        std::string l(line);
+        while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) l.pop_back();
+        if (l.rfind(tag, 0) == 0) how = l.substr(tag.size());
+        else if (said.empty() && l.rfind("prof-wrap: ", 0) == 0) said = l;
+      }
+      ::pclose(p);
+    }
+    out += "  " + cc + ": " + (how.empty() ? (said.empty() ? "prof-wrap did not say" : said) : how) + "\n";
   }
   return print(out);
 }
@@ -122,7 +127,7 @@ int run(const std::vector<std::string>& args) {
   if (command == "config-vars") return config_vars({args.begin() + 1, args.end()});
   if (command == "instrumentation") {
     std::vector<std::string> compilers(args.begin() + 1, args.end());
-    if (compilers.empty()) compilers = {"gcc", "g++", "clang"};
+    if (compilers.empty()) compilers = {"gcc", "g++", "clang", "mpicc", "nvcc"};
     return instrumentation(compilers);
   }
   return usage_error("unknown command '" + command + "'");

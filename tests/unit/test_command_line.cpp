@@ -440,11 +440,20 @@ TEST_CASE("link commands", "[prof-wrap]") {
     const Argv relocatable{"gcc", "-static", "-r", "a.o", "b.o", "-o", "ab.o"};
     CHECK(build_commands(classify(relocatable), kLayout, defaults, files) == std::vector<Argv>{relocatable});
   }
-  SECTION("nvcc and the MPI wrappers are refused until their adapters exist") {
-    CHECK_THROWS_WITH(build_commands(classify({"nvcc", "-c", "a.c"}), kLayout, defaults),
-                      "'nvcc' is not supported yet (prof's CUDA support is a later step); set PROF_WRAPPER=off to run it unwrapped");
-    CHECK_THROWS_WITH(build_commands(classify({"/usr/bin/mpicxx", "a.o"}), kLayout, defaults, files),
-                      Catch::Contains("'mpicxx' is not supported yet (prof's MPI support"));
+  SECTION("the MPI compiler wrappers are driven like GCC; Fortran ones are refused") {
+    for (const char* mpi : {"mpicc", "mpicxx", "mpic++", "mpiCC", "/usr/bin/mpicxx"}) {
+      const Toolchain* tc = find_toolchain(mpi);
+      REQUIRE(tc != nullptr);
+      CHECK(tc->mpi);
+      CHECK(tc->gcc);
+      const auto link = build_commands(classify({mpi, "a.o", "-o", "app"}), kLayout, defaults, files);
+      REQUIRE(link.size() == 2);
+      CHECK(contains_run(link.back(), link_tail));
+      CHECK(contains(build_commands(classify({mpi, "-c", "a.c"}), kLayout, defaults).back(), "-finstrument-functions"));
+    }
+    CHECK_THROWS_WITH(build_commands(classify({"mpif90", "-c", "a.f90"}), kLayout, defaults),
+                      "'mpif90' is not supported yet (prof has no Fortran support); set PROF_WRAPPER=off to run it unwrapped");
+    CHECK(build_commands(classify({"mpifort", "--version"}), kLayout, defaults) == std::vector<Argv>{{"mpifort", "--version"}});
   }
   SECTION("a compiler prof does not know is driven like GCC") {
     bool known = true;
@@ -684,5 +693,73 @@ TEST_CASE("awkward real-world commands", "[prof-wrap]") {
     CHECK(mm.sources == Argv{"a.c"});
     CHECK(build_commands(mm, kLayout, Options{}).back() ==
           Argv{"gcc", "-I/opt/prof/include", "-MM", "-MG", "-MP", "-MT", "t", "-MF", "x.d", "a.c"});
+  }
+}
+
+TEST_CASE("nvcc: classification and commands", "[prof-wrap][nvcc]") {
+  const Options defaults;
+  const WorkFiles files{"/tmp/w/prof_adapters.c", "/tmp/w/prof_adapters.o"};
+  SECTION("nvcc's options and .cu files are read as nvcc reads them") {
+    // CMake's compile line: -ccbin X and --options-file X take the next word; -x cu makes a source.
+    const Plan p = classify({"nvcc", "-forward-unknown-to-host-compiler", "-ccbin", "g++", "--options-file",
+                             "inc.rsp", "--generate-code=arch=compute_75,code=[compute_75,sm_75]", "-MD", "-MT",
+                             "k.o", "-MF", "k.o.d", "-x", "cu", "-c", "k.cu", "-o", "k.o"});
+    CHECK(p.compiles);
+    CHECK_FALSE(p.links);
+    CHECK(p.sources == Argv{"k.cu"});
+    CHECK_FALSE(p.has_debug_option);  // -gencode/--generate-code is no -g
+    CHECK(classify({"nvcc", "-gencode", "arch=compute_80,code=sm_80", "-c", "a.cu"}).sources == Argv{"a.cu"});
+    CHECK(classify_input("k.cu", "") == InputKind::CudaSource);
+    CHECK(classify_input("k.txt", "cu") == InputKind::CudaSource);
+    // Separate compilation, libraries and device links: compiled, never an executable link.
+    for (const char* only : {"-dc", "--device-c", "-lib", "-dlink", "-ptx", "-cubin", "-fatbin"}) {
+      const Plan q = classify({"nvcc", only, "a.cu", "-o", "out"});
+      CHECK_FALSE(q.links);
+      CHECK(q.compiles);
+    }
+    CHECK_FALSE(classify({"nvcc", "-dlink", "a.o", "b.o", "-o", "dlink.o"}).links);
+    // -lib and -lineinfo are no libraries; -lcublas is one.
+    const Plan l = classify({"nvcc", "-lineinfo", "a.o", "-lcublas", "-o", "app"});
+    CHECK(l.libraries == Argv{"cublas"});
+    CHECK(l.links_executable());
+    CHECK(classify({"nvcc", "--dryrun", "a.cu"}).passthrough());
+  }
+  SECTION("host instrumentation through -Xcompiler; the header and include path as nvcc options") {
+    Options o;
+    o.gcc_plugin = kLayout.gcc_plugin();
+    o.instrument_filters = {"/f/a.filter"};
+    const auto cmd = build_commands(classify({"nvcc", "-O2", "-c", "k.cu"}), kLayout, o).back();
+    const Argv expected{"nvcc", "-Xcompiler", "-fplugin=/opt/prof/lib/prof_gcc_plugin.so", "-Xcompiler",
+                        "-fplugin-arg-prof_gcc_plugin-filter=/f/a.filter", "-include",
+                        "/opt/prof/include/prof/instrumented.h", "-I/opt/prof/include", "-O2", "-c", "k.cu"};
+    CHECK(cmd == expected);
+    // nvcc splits -Xcompiler values at commas: a filter path with one is refused, not mangled.
+    o.instrument_filters = {"/f/a,b.filter"};
+    CHECK_THROWS_WITH(build_commands(classify({"nvcc", "-c", "k.cu"}), kLayout, o),
+                      Catch::Contains("nvcc splits host compiler options at commas"));
+    const auto hooks = build_commands(classify({"nvcc", "-c", "k.cu"}), kLayout, defaults).back();
+    CHECK(contains_run(hooks, {"-Xcompiler", "-finstrument-functions"}));
+    CHECK(contains_run(hooks, {"-Xcompiler", "-finstrument-functions-exclude-function-list=__device_stub_"}));
+    CHECK(contains(hooks, "-g"));
+    CHECK_FALSE(contains(hooks, "-finstrument-functions-exclude-function-list=__device_stub_,__cuda"));
+  }
+  SECTION("an executable link: the adapter list through nvcc, linker options through -Xlinker") {
+    const auto cmds = build_commands(classify({"nvcc", "a.o", "k.o", "-o", "app"}), kLayout, defaults, files);
+    REQUIRE(cmds.size() == 2);
+    CHECK(cmds[0] == Argv{"nvcc", "-x", "c", "-c", "-Xcompiler", "-fPIC", "/tmp/w/prof_adapters.c", "-o",
+                          "/tmp/w/prof_adapters.o"});
+    const Argv tail{"/tmp/w/prof_adapters.o", "-L/opt/prof/lib", "-Xlinker", "-rpath,/opt/prof/lib", "-lprof", "-lpthread", "-ldl"};
+    CHECK(contains_run(cmds[1], tail));
+    for (const auto& w : cmds[1]) CHECK(w.rfind("-Wl,", 0) != 0);  // nvcc rejects -Wl,
+  }
+  SECTION("the host compiler that loads the plugin") {
+    const Toolchain& nvcc = *find_toolchain("/usr/local/cuda/bin/nvcc");
+    CHECK(nvcc.cuda);
+    CHECK(nvcc.dialect == Dialect::Nvcc);
+    CHECK(host_compiler(classify({"nvcc", "-c", "k.cu"}), nvcc) == "gcc");
+    CHECK(host_compiler(classify({"nvcc", "-ccbin", "g++-12", "-c", "k.cu"}), nvcc) == "g++-12");
+    CHECK(host_compiler(classify({"nvcc", "--compiler-bindir=/usr/bin/gcc-12", "-c", "k.cu"}), nvcc) == "/usr/bin/gcc-12");
+    CHECK(host_compiler(classify({"nvcc", "-ccbin", "/usr/bin", "-c", "k.cu"}), nvcc) == "/usr/bin/gcc");
+    CHECK(host_compiler(classify({"g++", "-c", "a.cpp"}), *find_toolchain("g++")) == "g++");
   }
 }

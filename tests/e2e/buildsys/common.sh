@@ -77,7 +77,8 @@ check_enters() {
   command -v otf2-print >/dev/null 2>&1 || fail "otf2-print is not installed (apt-get install otf2-tools)"
   otf2-print "$exp/traces.otf2" >"$exp.print" 2>&1 || fail "otf2-print $exp/traces.otf2 failed"
   while [ $# -ge 2 ]; do
-    n=$(grep -c "^ENTER .*Region: \"$1\"" "$exp.print" || true)
+    name=$(printf '%s' "$1" | sed 's/[][\.*^$]/\\&/g')  # a literal name: "f(int const*)"
+    n=$(grep -c "^ENTER .*Region: \"$name\"" "$exp.print" || true)
     [ "$n" = "$2" ] || fail "$exe: the trace has $n Enter events of '$1', the program made $2 calls"
     shift 2
   done

@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# The MPI compiler wrappers through prof-wrap: prof-mpicc and prof-mpicxx (and prof-wrap mpicc)
+# compile and link a small MPI program with the instrumentation, the way they drive GCC (the GCC
+# plugin where it fits); the program runs as one MPI process (singleton MPI_Init, no mpirun) with
+# exact Enter counts. Skipped (77) where no MPI compiler wrapper is installed.
+# Arguments: <bin dir with prof-wrap> <work dir> <source dir>
+. "$(dirname -- "$0")/common.sh"
+
+command -v mpicc >/dev/null 2>&1 || skip "mpicc is not installed (Debian: libopenmpi-dev openmpi-bin)"
+command -v mpicxx >/dev/null 2>&1 || skip "mpicxx is not installed (Debian: libopenmpi-dev openmpi-bin)"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+cp "$src_dir/mpi_hello.c" "$tmp/mpi_hello.c"
+cp "$src_dir/mpi_hello.c" "$tmp/mpi_hello.cpp"
+cd "$tmp"
+
+PROF_WRAPPER_INSTRUMENTER_FLAGS=--verbose prof-mpicc -O2 -c mpi_hello.c -o c.o 2>c.log || { cat c.log >&2; fail "prof-mpicc -c failed"; }
+grep -q 'instrumentation: \(GCC plugin\|-finstrument-functions\)' c.log ||
+  { cat c.log >&2; fail "prof-mpicc (--verbose) did not say how the compile step is instrumented"; }
+prof-mpicc c.o -o app_c || fail "prof-mpicc link failed"
+check_instrumented app_c
+check_enters ./app_c exp_c main 1 work 5
+
+prof-mpicxx -O2 mpi_hello.cpp -o app_cxx || fail "prof-mpicxx compile and link failed"
+check_instrumented app_cxx
+check_enters ./app_cxx exp_cxx main 1 'work(int, int)' 5
+
+prof-wrap --instrument=functions mpicc mpi_hello.c -o app_fn || fail "prof-wrap --instrument=functions mpicc failed"
+check_instrumented app_fn
+check_enters ./app_fn exp_fn main 1 work 5
+echo "$test_name: prof-mpicc, prof-mpicxx, prof-wrap mpicc: instrumented, exact Enter counts as a singleton MPI process"
+done_ok
