@@ -160,6 +160,23 @@ void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::
   loc->trace.commit();
 }
 
+void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
+  if (!loc->tracing) return;
+  Record* r = loc->trace.try_reserve(n);
+  if (PROF_UNLIKELY(!r)) {
+    r = detail::reserve_slow(loc, t, n);
+    if (!r) return;
+  }
+  r->time = t;
+  r->type = type;
+  r->slots = static_cast<std::uint8_t>(n);
+  r->aux = aux;
+  r->ref = ref;
+  auto* slots = reinterpret_cast<Payload*>(r + 1);
+  for (unsigned i = 0; i < n; ++i) slots[i] = p[i];
+  loc->trace.commit();
+}
+
 std::uint32_t close_all_frames(Location* loc, Timestamp t) {
   std::uint32_t n = loc->depth;
   while (loc->depth > 0) detail::pop(loc, t);

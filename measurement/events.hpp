@@ -121,6 +121,9 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void leave(Location* loc, RegionId 
 /// A record with one payload value (thread and lock events, BufferFlush, ProgramEnd).
 void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint64_t value);
 
+/// A record with `n` (1 or 2) payload slots and an aux value (MPI events). Tracing only.
+void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n);
+
 /// Closes every open frame of `loc` at time t (thread or process end); returns how many.
 std::uint32_t close_all_frames(Location* loc, Timestamp t);
 

@@ -12,10 +12,13 @@ namespace prof::log {
 int g_verbose = 0;
 
 namespace {
+long g_rank = -1;  // set by the MPI adapter: messages of a job say which rank speaks
+
 void emit(const char* level, const char* fmt, va_list ap) {
   int saved = errno;
   char line[1024];
-  int n = std::snprintf(line, sizeof line, "prof: %s", level);
+  int n = g_rank >= 0 ? std::snprintf(line, sizeof line, "prof: rank %ld: %s", g_rank, level)
+                      : std::snprintf(line, sizeof line, "prof: %s", level);
   if (n < 0) n = 0;
   int m = std::vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
   if (m < 0) m = 0;
@@ -27,6 +30,8 @@ void emit(const char* level, const char* fmt, va_list ap) {
   errno = saved;
 }
 }  // namespace
+
+void set_rank(std::uint32_t rank) { g_rank = static_cast<long>(rank); }
 
 void error(const char* fmt, ...) {
   va_list ap;

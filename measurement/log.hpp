@@ -3,11 +3,15 @@
 #pragma once
 
 #include <cstdarg>
+#include <cstdint>
 
 namespace prof::log {
 
 /// Verbosity from PROF_VERBOSE (0, 1, 2); set once at init.
 extern int g_verbose;
+
+/// Every later line of this process says "prof: rank <r>: ..." (MPI jobs).
+void set_rank(std::uint32_t rank);
 
 /// "prof: error: ..." on stderr. Any thread; allocates nothing beyond a stack buffer.
 void error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -23,6 +23,18 @@ enum class RecordType : std::uint8_t {
   ReleaseLock,       // ref = lock id, payload a = acquisition order
   ProgramBegin,
   ProgramEnd,
+  // MPI (adapters/mpi). ref = the communicator's process-local id (definitions/comms.hpp);
+  // peer ranks are ranks in that communicator.
+  MpiSend,              // a = receiver | tag << 32, b = bytes
+  MpiIsend,             // a = receiver | tag << 32, b = bytes; slot 2 a = request id
+  MpiIsendComplete,     // a = request id
+  MpiIrecvRequest,      // a = request id
+  MpiRecv,              // a = sender | tag << 32, b = bytes
+  MpiIrecv,             // a = sender | tag << 32, b = bytes; slot 2 a = request id
+  MpiRequestTest,       // a = request id
+  MpiRequestCancelled,  // a = request id
+  MpiCollectiveBegin,   // no payload
+  MpiCollectiveEnd,     // aux = OTF2_CollectiveOp, a = root (OTF2_UNDEFINED_UINT32: none), b = bytes sent; slot 2 a = bytes received
 };
 
 /// The 16-byte header of every record. `slots` 16-byte Payload slots follow it in the same

@@ -30,12 +30,15 @@
 #include "adapters/adapter.hpp"
 #include "measurement/config/config.hpp"
 #include "measurement/events.hpp"
+#include "measurement/definitions/comms.hpp"
 #include "measurement/filter/filter.hpp"
 #include "measurement/log.hpp"
 #include "measurement/memory/budget.hpp"
 #include "measurement/memory/pool.hpp"
+#include "measurement/mpp.hpp"
 #include "measurement/timer.hpp"
 #include "measurement/profiling/profile_writer.hpp"
+#include "measurement/unify.hpp"
 #include "otf2-writer/trace_writer.hpp"
 
 extern char** environ;
@@ -72,8 +75,8 @@ struct State {
   std::uint64_t bytes_recorded = 0;   // raw bytes converted so far, all locations
   std::uint64_t spilled_bytes = 0;
   std::uint32_t rank = 0;
+  Mpp* mpp = nullptr;         // the other processes of the job (MPI adapter); nullptr: alone
   RegionId root_region = 0;
-  bool thread_events = false;
   std::atomic<std::uint64_t> thread_seq{0};
   std::atomic<std::uint32_t> next_index{0};
   std::atomic<std::uint64_t> profile_bytes{0};  // pool memory held by profile nodes
@@ -141,10 +144,8 @@ void check_directory(const config::Values& v) {
                parent.c_str(), std::strerror(errno));
 }
 
-// The deferred ready step: experiment directory, prof.cfg, OTF2 archive. State mutex held.
-bool ready_locked(State& s) {
-  if (s.is_ready) return true;
-  if (s.ready_failed) return false;
+// Creates the experiment directory (moving an old one aside); "" when it cannot.
+std::string create_directory() {
   const config::Values& v = config::g_values;
   std::string dir = v.experiment_directory;
   if (dir.empty()) dir = "prof-" + now_stamp() + "_" + std::to_string(::getpid());
@@ -154,33 +155,63 @@ bool ready_locked(State& s) {
     std::string aside = dir + "-old-" + now_stamp() + "_" + std::to_string(::getpid());
     if (::rename(dir.c_str(), aside.c_str()) != 0) {
       log::error("cannot move the existing experiment directory '%s' aside (%s); remove it", dir.c_str(), std::strerror(errno));
-      s.ready_failed = true;
-      return false;
+      return "";
     }
     log::info(1, "moved the existing experiment directory '%s' to '%s'", dir.c_str(), aside.c_str());
   }
   if (::mkdir(dir.c_str(), 0777) != 0) {
     log::error("cannot create the experiment directory '%s' (%s); set PROF_EXPERIMENT_DIRECTORY to a writable place",
                dir.c_str(), std::strerror(errno));
+    return "";
+  }
+  return dir;
+}
+
+// The deferred ready step: experiment directory, prof.cfg, OTF2 archive. State mutex held.
+// With other processes (s.mpp), collective: rank 0 creates the directory and tells the others
+// its name, and all open the one OTF2 archive together.
+bool ready_locked(State& s) {
+  if (s.is_ready) return true;
+  if (s.ready_failed) return false;
+  const config::Values& v = config::g_values;
+  std::string dir = s.rank == 0 ? create_directory() : "";
+  if (s.mpp) {
+    std::uint64_t n = dir.size();
+    std::vector<char> name(dir.begin(), dir.end());
+    bool ok = s.mpp->bcast(&n, sizeof n, 0);
+    name.resize(n);
+    ok = ok && (n == 0 || s.mpp->bcast(name.data(), n, 0));
+    if (!ok) {
+      log::error("rank %u: the experiment directory's name could not be received from rank 0; nothing is written", s.rank);
+      s.ready_failed = true;
+      return false;
+    }
+    dir.assign(name.begin(), name.end());
+    if (dir.empty() && s.rank != 0)
+      log::error("rank %u: rank 0 could not create the experiment directory (see its message); nothing is written", s.rank);
+  }
+  if (dir.empty()) {
     s.ready_failed = true;
     return false;
   }
   s.directory = dir;
-  std::string cfg = dir + "/prof.cfg";
-  if (FILE* f = std::fopen(cfg.c_str(), "w")) {
-    std::string text = config::cfg_file_text();
-    std::fwrite(text.data(), 1, text.size(), f);
-    std::fclose(f);
-  }
-  if (!v.filtering_file.empty()) {
-    // The filter that shaped this experiment travels with it.
-    std::ifstream in(v.filtering_file, std::ios::binary);
-    std::ofstream out(dir + "/prof.filter", std::ios::binary);
-    out << in.rdbuf();
+  if (s.rank == 0) {
+    std::string cfg = dir + "/prof.cfg";
+    if (FILE* f = std::fopen(cfg.c_str(), "w")) {
+      std::string text = config::cfg_file_text();
+      std::fwrite(text.data(), 1, text.size(), f);
+      std::fclose(f);
+    }
+    if (!v.filtering_file.empty()) {
+      // The filter that shaped this experiment travels with it.
+      std::ifstream in(v.filtering_file, std::ios::binary);
+      std::ofstream out(dir + "/prof.filter", std::ios::binary);
+      out << in.rdbuf();
+    }
   }
   if (v.enable_tracing) {
     std::string err;
-    if (!s.writer.open(dir, &s.otf2_blocks, &err)) {
+    if (!s.writer.open(dir, &s.otf2_blocks, &err, s.mpp)) {
       log::error("%s", err.c_str());
       s.ready_failed = true;
       return false;
@@ -189,7 +220,7 @@ bool ready_locked(State& s) {
     s.writer.set_program(slash == std::string::npos ? s.exe_name : s.exe_name.substr(slash + 1), s.args);
   }
   s.is_ready = true;
-  log::info(1, "experiment directory: %s", dir.c_str());
+  if (s.rank == 0) log::info(1, "experiment directory: %s", dir.c_str());
   return true;
 }
 
@@ -433,7 +464,6 @@ void init() {
   bool compiler = false;
   for (const prof_adapter* const* a = adapters::linked(); *a; ++a) {
     if (std::strcmp((*a)->name, "compiler") == 0) compiler = true;
-    if (std::strcmp((*a)->name, "pthread") == 0) s->thread_events = (v.pthread_enable & config::kPthreadCreate) != 0;
     if ((*a)->init && (*a)->init() != 0) log::warning("adapter '%s' failed to initialise; its events are missing", (*a)->name);
     log::info(1, "adapter: %s", (*a)->name);
   }
@@ -576,6 +606,12 @@ void defer_ready() {
   if (g_state) g_state->deferred = true;
 }
 
+void set_mpp(Mpp* mpp) {
+  if (!g_state) return;
+  std::lock_guard<std::mutex> lock(g_state->mutex);
+  g_state->mpp = mpp;
+}
+
 bool ready(std::uint32_t rank) {
   State* s = g_state;
   if (!s) return false;
@@ -649,23 +685,41 @@ void finalize(int exit_status) {
     log_rss("before the final conversion");
     for (Location* loc : locs) convert_locked(*s, loc, true);
     log_rss("after the final conversion");
-    if (s->writer.is_open()) {
-      otf2w::Definitions defs;
+    // Every process takes part in the unification and the archive's collective close, also
+    // one whose own writer failed (it then contributes no locations).
+    unify::ProcessPart self;
+    self.rank = s->rank;
+    char host[256] = {0};
+    ::gethostname(host, sizeof host - 1);
+    self.host = host;
+    self.start = timer::start();
+    self.end = last;
+    otf2w::Definitions defs;
+    for (Location* loc : locs) {
+      if (s->writer.is_open()) self.locations.push_back({loc->global_id, loc->name, s->writer.event_count(loc->global_id)});
+      defs.local_locations.push_back(loc->global_id);
+    }
+    unify::Result unified;
+    std::string err;
+    const bool unified_ok = (s->writer.is_open() || s->mpp) &&
+                            unify::unify(s->mpp, self, regions::snapshot(), comms::snapshot(), &unified, &err);
+    if (!unified_ok && !err.empty()) log::error("%s; the trace is not written", err.c_str());
+    if (unified_ok && s->writer.is_open()) {
       defs.clock.resolution = timer::resolution();
-      defs.clock.offset = timer::start();
-      defs.clock.length = last - timer::start();
-      defs.clock.realtime_ns = timer::realtime_ns(timer::start());
+      defs.clock.offset = unified.start;
+      defs.clock.length = unified.end - unified.start;
+      defs.clock.realtime_ns = timer::realtime_ns(unified.start);
       defs.machine = "Linux";
-      char host[256] = {0};
-      ::gethostname(host, sizeof host - 1);
-      defs.node = host;
-      defs.process = "Process";
-      defs.regions = regions::snapshot();
-      for (Location* loc : locs) defs.locations.push_back({loc->global_id, loc->name});
-      defs.thread_events = s->thread_events;
-      std::string err;
+      defs.mpp_paradigm = s->mpp ? s->mpp->paradigm() : nullptr;
+      defs.region_map = std::move(unified.region_map);
+      defs.comm_map = std::move(unified.comm_map);
+      defs.is_root = s->rank == 0;
+      defs.regions = std::move(unified.regions);
+      defs.comms = std::move(unified.comms);
+      defs.processes = std::move(unified.processes);
       if (!s->writer.finish(defs, &err)) log::error("%s", err.c_str());
-      else log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events)", s->directory.c_str(), s->writer.stats().events);
+      else if (s->rank == 0)
+        log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events here)", s->directory.c_str(), s->writer.stats().events);
       log_rss("after writing the definitions");
     }
   }

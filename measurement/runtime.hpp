@@ -6,8 +6,13 @@
 #include <cstdint>
 #include <string>
 
+#include "measurement/compiler.hpp"
 #include "measurement/location.hpp"
 #include "measurement/record.hpp"
+
+namespace prof {
+class Mpp;
+}
 
 namespace prof::runtime {
 
@@ -32,6 +37,9 @@ Record* reserve_slow(Location* loc, Timestamp t, unsigned slots);
 /// ready() creates the experiment directory and the archive and fixes the location ids
 /// ((thread index << 32) | rank). Any thread; locks. Returns false when it cannot write.
 void defer_ready();
+/// The other processes of the job (the MPI adapter, inside MPI_Init, before ready()): the ready
+/// step and the final write-out become collective over them. `mpp` must live until the end.
+PROF_API void set_mpp(Mpp* mpp);
 
 /// A new chunk of profile-node memory for `loc` (its arena). False when the pool cannot spare
 /// one: every live tracing location keeps at least one chunk for its trace. Owner thread.

@@ -9,8 +9,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
+#include "measurement/mpp.hpp"
 #include "measurement/record.hpp"
 
 namespace prof::otf2w {
@@ -21,6 +23,100 @@ struct BufferMemory {
   bool from_pool = false;
   std::vector<void*> heap;  // other buffers (definitions): plain malloc
 };
+std::uint64_t type_size(OTF2_Type t) {
+  switch (t) {
+    case OTF2_TYPE_UINT8: case OTF2_TYPE_INT8: return 1;
+    case OTF2_TYPE_UINT16: case OTF2_TYPE_INT16: return 2;
+    case OTF2_TYPE_UINT32: case OTF2_TYPE_INT32: case OTF2_TYPE_FLOAT: return 4;
+    default: return 8;
+  }
+}
+
+// OTF2's collectives over prof's multi-process layer (one context: all processes; the POSIX
+// substrate never asks for local communicators).
+Mpp* mpp_of(void* data) { return static_cast<Mpp*>(data); }
+OTF2_CallbackCode code(bool ok) { return ok ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_ERROR; }
+
+OTF2_CallbackCode c_get_size(void* d, OTF2_CollectiveContext*, uint32_t* size) {
+  *size = mpp_of(d)->size();
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode c_get_rank(void* d, OTF2_CollectiveContext*, uint32_t* rank) {
+  *rank = mpp_of(d)->rank();
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode c_create_local(void*, OTF2_CollectiveContext** local, OTF2_CollectiveContext* global, uint32_t,
+                                 uint32_t, uint32_t, uint32_t, uint32_t, uint32_t number_of_files) {
+  if (number_of_files != 1) return OTF2_CALLBACK_ERROR;
+  *local = global;
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode c_free_local(void*, OTF2_CollectiveContext*) { return OTF2_CALLBACK_SUCCESS; }
+OTF2_CallbackCode c_barrier(void* d, OTF2_CollectiveContext*) { return code(mpp_of(d)->barrier()); }
+OTF2_CallbackCode c_bcast(void* d, OTF2_CollectiveContext*, void* data, uint32_t n, OTF2_Type t, uint32_t root) {
+  return code(mpp_of(d)->bcast(data, n * type_size(t), root));
+}
+OTF2_CallbackCode c_gather(void* d, OTF2_CollectiveContext*, const void* in, void* out, uint32_t n, OTF2_Type t, uint32_t root) {
+  Mpp* m = mpp_of(d);
+  std::vector<std::uint64_t> sizes(m->size(), n * type_size(t));
+  return code(m->gatherv(in, n * type_size(t), out, sizes.data(), root));
+}
+OTF2_CallbackCode c_gatherv(void* d, OTF2_CollectiveContext*, const void* in, uint32_t in_n, void* out,
+                            const uint32_t* out_n, OTF2_Type t, uint32_t root) {
+  Mpp* m = mpp_of(d);
+  std::vector<std::uint64_t> sizes(m->size(), 0);
+  if (m->rank() == root)
+    for (std::uint32_t r = 0; r < m->size(); ++r) sizes[r] = out_n[r] * type_size(t);
+  return code(m->gatherv(in, in_n * type_size(t), out, sizes.data(), root));
+}
+OTF2_CallbackCode c_scatter(void* d, OTF2_CollectiveContext*, const void* in, void* out, uint32_t n, OTF2_Type t, uint32_t root) {
+  Mpp* m = mpp_of(d);
+  std::vector<std::uint64_t> sizes(m->size(), n * type_size(t));
+  return code(m->scatterv(in, sizes.data(), out, n * type_size(t), root));
+}
+OTF2_CallbackCode c_scatterv(void* d, OTF2_CollectiveContext*, const void* in, const uint32_t* in_n, void* out,
+                             uint32_t out_n, OTF2_Type t, uint32_t root) {
+  Mpp* m = mpp_of(d);
+  std::vector<std::uint64_t> sizes(m->size(), 0);
+  if (m->rank() == root)
+    for (std::uint32_t r = 0; r < m->size(); ++r) sizes[r] = in_n[r] * type_size(t);
+  return code(m->scatterv(in, sizes.data(), out, out_n * type_size(t), root));
+}
+void c_release(void*, OTF2_CollectiveContext*, OTF2_CollectiveContext*) {}
+
+const OTF2_CollectiveCallbacks kMppCollectives = {&c_release, &c_get_size,  &c_get_rank, &c_create_local,
+                                                  &c_free_local, &c_barrier, &c_bcast,   &c_gather,
+                                                  &c_gatherv,  &c_scatter,  &c_scatterv};
+
+OTF2_RegionRole otf2_role(regions::Role r) {
+  switch (r) {
+    case regions::Role::Function: return OTF2_REGION_ROLE_FUNCTION;
+    case regions::Role::Wrapper: return OTF2_REGION_ROLE_WRAPPER;
+    case regions::Role::ThreadCreate: return OTF2_REGION_ROLE_THREAD_CREATE;
+    case regions::Role::ThreadWait: return OTF2_REGION_ROLE_THREAD_WAIT;
+    case regions::Role::Artificial: return OTF2_REGION_ROLE_ARTIFICIAL;
+    case regions::Role::Code: return OTF2_REGION_ROLE_CODE;
+    case regions::Role::Point2Point: return OTF2_REGION_ROLE_POINT2POINT;
+    case regions::Role::Barrier: return OTF2_REGION_ROLE_BARRIER;
+    case regions::Role::CollOne2All: return OTF2_REGION_ROLE_COLL_ONE2ALL;
+    case regions::Role::CollAll2One: return OTF2_REGION_ROLE_COLL_ALL2ONE;
+    case regions::Role::CollAll2All: return OTF2_REGION_ROLE_COLL_ALL2ALL;
+    case regions::Role::CollOther: return OTF2_REGION_ROLE_COLL_OTHER;
+  }
+  return OTF2_REGION_ROLE_FUNCTION;
+}
+
+OTF2_Paradigm otf2_paradigm(regions::Paradigm p) {
+  switch (p) {
+    case regions::Paradigm::Compiler: return OTF2_PARADIGM_COMPILER;
+    case regions::Paradigm::User: return OTF2_PARADIGM_USER;
+    case regions::Paradigm::Pthread: return OTF2_PARADIGM_PTHREAD;
+    case regions::Paradigm::Measurement: return OTF2_PARADIGM_MEASUREMENT_SYSTEM;
+    case regions::Paradigm::Mpi: return OTF2_PARADIGM_MPI;
+  }
+  return OTF2_PARADIGM_COMPILER;
+}
+
 }  // namespace
 
 struct TraceWriter::Impl {
@@ -51,6 +147,8 @@ struct TraceWriter::Impl {
 
   // True while OTF2 writes a buffer for the last time (its writer is being closed).
   bool closing = false;
+
+  bool write_global(const Definitions& defs);
 
   static OTF2_FlushType pre_flush(void* data, OTF2_FileType type, OTF2_LocationRef, void*, bool final) {
     auto* self = static_cast<Impl*>(data);
@@ -110,7 +208,7 @@ bool TraceWriter::is_open() const { return impl_->archive != nullptr; }
 const WriterStats& TraceWriter::stats() const { return impl_->stats; }
 const std::string& TraceWriter::last_error() const { return impl_->error; }
 
-bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* error) {
+bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp) {
   Impl& m = *impl_;
   m.blocks = blocks;
   std::uint64_t chunk = blocks && blocks->chunk_bytes() >= OTF2_CHUNK_SIZE_MIN ? blocks->chunk_bytes() : OTF2_CHUNK_SIZE_MIN;
@@ -124,8 +222,11 @@ bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* e
   static const OTF2_MemoryCallbacks mem_cbs = {&Impl::allocate, &Impl::free_all};
   OTF2_Archive_SetFlushCallbacks(m.archive, &flush_cbs, &m);
   OTF2_Archive_SetMemoryCallbacks(m.archive, &mem_cbs, &m);
-  // OTF2 creates the archive's directories here; every later call "succeeds" without them.
-  if (OTF2_Archive_SetSerialCollectiveCallbacks(m.archive) != OTF2_SUCCESS) {
+  // OTF2 creates the archive's directories here (rank 0, with an Mpp); every later call
+  // "succeeds" without them.
+  const OTF2_ErrorCode set = mpp ? OTF2_Archive_SetCollectiveCallbacks(m.archive, &kMppCollectives, mpp, nullptr, nullptr)
+                                 : OTF2_Archive_SetSerialCollectiveCallbacks(m.archive);
+  if (set != OTF2_SUCCESS) {
     *error = "cannot create the OTF2 archive in '" + dir + "'; check that the directory is writable and the disk not full";
     OTF2_Archive_Close(m.archive);
     m.archive = nullptr;
@@ -203,6 +304,31 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
       case RecordType::ProgramEnd:
         rc = OTF2_EvtWriter_ProgramEnd(w, nullptr, t, static_cast<std::int64_t>(p[0].a));
         break;
+      case RecordType::MpiSend:
+        rc = OTF2_EvtWriter_MpiSend(w, nullptr, t, static_cast<std::uint32_t>(p[0].a), r.ref,
+                                    static_cast<std::uint32_t>(p[0].a >> 32), p[0].b);
+        break;
+      case RecordType::MpiIsend:
+        rc = OTF2_EvtWriter_MpiIsend(w, nullptr, t, static_cast<std::uint32_t>(p[0].a), r.ref,
+                                     static_cast<std::uint32_t>(p[0].a >> 32), p[0].b, p[1].a);
+        break;
+      case RecordType::MpiIsendComplete: rc = OTF2_EvtWriter_MpiIsendComplete(w, nullptr, t, p[0].a); break;
+      case RecordType::MpiIrecvRequest: rc = OTF2_EvtWriter_MpiIrecvRequest(w, nullptr, t, p[0].a); break;
+      case RecordType::MpiRecv:
+        rc = OTF2_EvtWriter_MpiRecv(w, nullptr, t, static_cast<std::uint32_t>(p[0].a), r.ref,
+                                    static_cast<std::uint32_t>(p[0].a >> 32), p[0].b);
+        break;
+      case RecordType::MpiIrecv:
+        rc = OTF2_EvtWriter_MpiIrecv(w, nullptr, t, static_cast<std::uint32_t>(p[0].a), r.ref,
+                                     static_cast<std::uint32_t>(p[0].a >> 32), p[0].b, p[1].a);
+        break;
+      case RecordType::MpiRequestTest: rc = OTF2_EvtWriter_MpiRequestTest(w, nullptr, t, p[0].a); break;
+      case RecordType::MpiRequestCancelled: rc = OTF2_EvtWriter_MpiRequestCancelled(w, nullptr, t, p[0].a); break;
+      case RecordType::MpiCollectiveBegin: rc = OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, t); break;
+      case RecordType::MpiCollectiveEnd:
+        rc = OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, t, static_cast<OTF2_CollectiveOp>(r.aux), r.ref,
+                                             static_cast<std::uint32_t>(p[0].a), p[0].b, p[1].a);
+        break;
       default: return;  // unknown records are skipped, never guessed
     }
     ++n;
@@ -230,6 +356,136 @@ bool TraceWriter::close_location(std::uint64_t location) {
   return true;
 }
 
+// traces.def: the unified definitions of all processes (rank 0). Definitions refer only to
+// earlier ones: strings, paradigms, the system tree, location groups, locations, regions,
+// groups, communicators (parents first: unification keeps that order).
+bool TraceWriter::Impl::write_global(const Definitions& defs) {
+  OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(archive);
+  if (!g) return false;
+  const bool mpi = defs.mpp_paradigm != nullptr;
+  // Intern every string first.
+  const OTF2_StringRef s_machine = str(defs.machine), s_machine_cls = str("machine"), s_node_cls = str("node");
+  std::map<std::string, std::uint32_t> node_of_host;
+  for (const auto& p : defs.processes) node_of_host.emplace(p.host, 0);
+  std::vector<OTF2_StringRef> s_host;
+  std::uint32_t next_node = 1;
+  for (auto& [host, id] : node_of_host) {
+    id = next_node++;
+    s_host.push_back(str(host));
+  }
+  std::vector<OTF2_StringRef> s_group;
+  std::vector<std::vector<OTF2_StringRef>> s_loc(defs.processes.size());
+  for (std::size_t r = 0; r < defs.processes.size(); ++r) {
+    s_group.push_back(str(mpi ? std::string(defs.mpp_paradigm) + " Rank " + std::to_string(r) : std::string("Process")));
+    for (const auto& l : defs.processes[r].locations) s_loc[r].push_back(str(l.name));
+  }
+  struct RS { OTF2_StringRef name, canonical, file; };
+  std::vector<RS> s_reg;
+  for (const auto& r : defs.regions) s_reg.push_back({str(r.name), str(r.canonical), str(r.file)});
+  std::vector<OTF2_StringRef> s_comm;
+  for (const auto& c : defs.comms) s_comm.push_back(str(c.name));
+  const OTF2_StringRef s_empty = str(""), s_pthread = str("Pthread"), s_compiler = str("Compiler"), s_user = str("User"),
+                       s_measurement = str("Measurement"), s_mpi = str("MPI");
+
+  OTF2_GlobalDefWriter_WriteClockProperties(g, defs.clock.resolution, defs.clock.offset, defs.clock.length,
+                                            defs.clock.realtime_ns);
+  for (std::size_t i = 0; i < string_list.size(); ++i)
+    OTF2_GlobalDefWriter_WriteString(g, static_cast<OTF2_StringRef>(i), string_list[i].c_str());
+  OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MEASUREMENT_SYSTEM, s_measurement, OTF2_PARADIGM_CLASS_PROCESS);
+  OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_COMPILER, s_compiler, OTF2_PARADIGM_CLASS_PROCESS);
+  OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_USER, s_user, OTF2_PARADIGM_CLASS_PROCESS);
+  OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_PTHREAD, s_pthread, OTF2_PARADIGM_CLASS_THREAD_CREATE_WAIT);
+  if (mpi) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, s_mpi, OTF2_PARADIGM_CLASS_PROCESS);
+
+  OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_machine, s_machine_cls, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+  {
+    std::size_t i = 0;
+    for (const auto& [host, id] : node_of_host) OTF2_GlobalDefWriter_WriteSystemTreeNode(g, id, s_host[i++], s_node_cls, 0);
+  }
+  for (std::size_t r = 0; r < defs.processes.size(); ++r)
+    OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<OTF2_LocationGroupRef>(r), s_group[r], OTF2_LOCATION_GROUP_TYPE_PROCESS,
+                                            node_of_host[defs.processes[r].host], OTF2_UNDEFINED_LOCATION_GROUP);
+  for (std::size_t r = 0; r < defs.processes.size(); ++r) {
+    const auto& locs = defs.processes[r].locations;
+    for (std::size_t i = 0; i < locs.size(); ++i)
+      OTF2_GlobalDefWriter_WriteLocation(g, locs[i].id, s_loc[r][i], OTF2_LOCATION_TYPE_CPU_THREAD, locs[i].events,
+                                         static_cast<OTF2_LocationGroupRef>(r));
+  }
+  for (std::size_t i = 0; i < defs.regions.size(); ++i) {
+    const auto& r = defs.regions[i];
+    OTF2_GlobalDefWriter_WriteRegion(g, static_cast<OTF2_RegionRef>(i), s_reg[i].name, s_reg[i].canonical, s_empty,
+                                     otf2_role(r.role), otf2_paradigm(r.paradigm), OTF2_REGION_FLAG_NONE, s_reg[i].file,
+                                     r.begin_line < 0 ? 0u : static_cast<std::uint32_t>(r.begin_line),
+                                     r.end_line < 0 ? 0u : static_cast<std::uint32_t>(r.end_line));
+  }
+
+  // Groups. Threads: one COMM_LOCATIONS group of every CPU location of every process, and per
+  // process a COMM_GROUP of its own (indices into it). MPI: a COMM_LOCATIONS group of each
+  // rank's master location (index = world rank), a COMM_GROUP per distinct member list, and one
+  // COMM_SELF group.
+  OTF2_GroupRef next_group = 0;
+  std::vector<OTF2_GroupRef> comm_group(defs.comms.size(), OTF2_UNDEFINED_GROUP);
+  bool any_threads = false, any_mpi = false;
+  for (const auto& c : defs.comms) (c.kind == comms::Kind::Threads ? any_threads : any_mpi) = true;
+  if (any_threads) {
+    std::vector<std::uint64_t> members;
+    std::vector<std::size_t> first(defs.processes.size(), 0);
+    for (std::size_t r = 0; r < defs.processes.size(); ++r) {
+      first[r] = members.size();
+      for (const auto& l : defs.processes[r].locations) members.push_back(l.id);
+    }
+    const OTF2_GroupRef all = next_group++;
+    OTF2_GlobalDefWriter_WriteGroup(g, all, s_empty, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_PTHREAD,
+                                    OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(members.size()), members.data());
+    for (std::size_t i = 0; i < defs.comms.size(); ++i) {
+      const auto& c = defs.comms[i];
+      if (c.kind != comms::Kind::Threads || c.key_rank >= defs.processes.size()) continue;
+      std::vector<std::uint64_t> ranks;
+      for (std::size_t k = 0; k < defs.processes[c.key_rank].locations.size(); ++k) ranks.push_back(first[c.key_rank] + k);
+      comm_group[i] = next_group++;
+      OTF2_GlobalDefWriter_WriteGroup(g, comm_group[i], s_empty, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_PTHREAD,
+                                      OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(ranks.size()), ranks.data());
+    }
+  }
+  if (any_mpi) {
+    std::vector<std::uint64_t> masters;
+    for (std::size_t r = 0; r < defs.processes.size(); ++r) masters.push_back(r);  // (thread 0 << 32) | rank
+    OTF2_GlobalDefWriter_WriteGroup(g, next_group++, s_empty, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                                    OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(masters.size()), masters.data());
+    std::map<std::vector<std::uint32_t>, OTF2_GroupRef> by_members;
+    OTF2_GroupRef self_group = OTF2_UNDEFINED_GROUP;
+    for (std::size_t i = 0; i < defs.comms.size(); ++i) {
+      const auto& c = defs.comms[i];
+      if (c.kind == comms::Kind::Threads) continue;
+      if (c.kind == comms::Kind::Self) {
+        if (self_group == OTF2_UNDEFINED_GROUP) {
+          self_group = next_group++;
+          OTF2_GlobalDefWriter_WriteGroup(g, self_group, s_empty, OTF2_GROUP_TYPE_COMM_SELF, OTF2_PARADIGM_MPI,
+                                          OTF2_GROUP_FLAG_NONE, 0, nullptr);
+        }
+        comm_group[i] = self_group;
+        continue;
+      }
+      auto [it, fresh] = by_members.emplace(c.members, next_group);
+      if (fresh) {
+        ++next_group;
+        std::vector<std::uint64_t> ranks(c.members.begin(), c.members.end());
+        OTF2_GlobalDefWriter_WriteGroup(g, it->second, s_empty, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                        OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(ranks.size()), ranks.data());
+      }
+      comm_group[i] = it->second;
+    }
+  }
+  for (std::size_t i = 0; i < defs.comms.size(); ++i) {
+    const auto& c = defs.comms[i];
+    if (comm_group[i] == OTF2_UNDEFINED_GROUP) continue;
+    const OTF2_CommRef parent = c.parent == comms::kNoComm || c.parent >= i ? OTF2_UNDEFINED_COMM : c.parent;
+    OTF2_GlobalDefWriter_WriteComm(g, static_cast<OTF2_CommRef>(i), s_comm[i], comm_group[i], parent, OTF2_COMM_FLAG_NONE);
+  }
+  OTF2_Archive_CloseGlobalDefWriter(archive, g);
+  return true;
+}
+
 bool TraceWriter::finish(const Definitions& defs, std::string* error) {
   Impl& m = *impl_;
   if (!m.archive) {
@@ -240,94 +496,33 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
     if (loc.writer) close_location(id);
   OTF2_Archive_CloseEvtFiles(m.archive);
 
-  // Local definitions: two ClockOffsets (offset 0) per location, so readers interpolate
-  // nothing and every location has its traces/<id>.def.
+  // Local definitions of this process's locations: two ClockOffsets (offset 0; so readers
+  // interpolate nothing, and every location has its traces/<id>.def), and the mapping tables
+  // from the local region and communicator ids its events carry to the global ones.
   OTF2_Archive_OpenDefFiles(m.archive);
-  for (const auto& l : defs.locations) {
-    OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(m.archive, l.id);
+  OTF2_IdMap* region_map = defs.region_map.empty() ? nullptr
+      : OTF2_IdMap_CreateFromUint32Array(defs.region_map.size(), defs.region_map.data(), true);
+  OTF2_IdMap* comm_map = defs.comm_map.empty() ? nullptr
+      : OTF2_IdMap_CreateFromUint32Array(defs.comm_map.size(), defs.comm_map.data(), true);
+  for (std::uint64_t id : defs.local_locations) {
+    OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(m.archive, id);
     if (!dw) continue;
+    if (region_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, region_map);
+    if (comm_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_COMM, comm_map);
     OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset, 0, 0.0);
     OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset + defs.clock.length, 0, 0.0);
     OTF2_Archive_CloseDefWriter(m.archive, dw);
   }
+  if (region_map) OTF2_IdMap_Free(region_map);
+  if (comm_map) OTF2_IdMap_Free(comm_map);
   OTF2_Archive_CloseDefFiles(m.archive);
 
-  OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(m.archive);
-  if (!g) {
+  if (defs.is_root && !m.write_global(defs)) {
     *error = "cannot write traces.def";
+    OTF2_Archive_Close(m.archive);
+    m.archive = nullptr;
     return false;
   }
-  // Intern every string first: definitions may only refer to earlier ones.
-  OTF2_StringRef s_machine = m.str(defs.machine), s_machine_cls = m.str("machine");
-  OTF2_StringRef s_node = m.str(defs.node), s_node_cls = m.str("node");
-  OTF2_StringRef s_process = m.str(defs.process);
-  std::vector<OTF2_StringRef> s_loc;
-  for (const auto& l : defs.locations) s_loc.push_back(m.str(l.name));
-  struct RS { OTF2_StringRef name, canonical, file; };
-  std::vector<RS> s_reg;
-  for (const auto& r : defs.regions) s_reg.push_back({m.str(r.name), m.str(r.canonical), m.str(r.file)});
-  OTF2_StringRef s_empty = m.str("");
-  OTF2_StringRef s_threads = m.str("Pthread threads"), s_pthread = m.str("Pthread"), s_compiler = m.str("Compiler"),
-                 s_user = m.str("User"), s_measurement = m.str("Measurement");
-
-  {
-    OTF2_GlobalDefWriter_WriteClockProperties(g, defs.clock.resolution, defs.clock.offset, defs.clock.length,
-                                              defs.clock.realtime_ns);
-  }
-  for (std::size_t i = 0; i < m.string_list.size(); ++i)
-    OTF2_GlobalDefWriter_WriteString(g, static_cast<OTF2_StringRef>(i), m.string_list[i].c_str());
-  OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MEASUREMENT_SYSTEM, s_measurement, OTF2_PARADIGM_CLASS_PROCESS);
-  OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_COMPILER, s_compiler, OTF2_PARADIGM_CLASS_PROCESS);
-  OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_USER, s_user, OTF2_PARADIGM_CLASS_PROCESS);
-  OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_PTHREAD, s_pthread, OTF2_PARADIGM_CLASS_THREAD_CREATE_WAIT);
-
-  OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_machine, s_machine_cls, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
-  OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 1, s_node, s_node_cls, 0);
-  OTF2_GlobalDefWriter_WriteLocationGroup(g, 0, s_process, OTF2_LOCATION_GROUP_TYPE_PROCESS, 1,
-                                          OTF2_UNDEFINED_LOCATION_GROUP);
-  for (std::size_t i = 0; i < defs.locations.size(); ++i) {
-    const auto& l = defs.locations[i];
-    auto it = m.locs.find(l.id);
-    std::uint64_t events = it == m.locs.end() ? 0 : it->second.events;
-    OTF2_GlobalDefWriter_WriteLocation(g, l.id, s_loc[i], OTF2_LOCATION_TYPE_CPU_THREAD, events, 0);
-  }
-  for (std::size_t i = 0; i < defs.regions.size(); ++i) {
-    const auto& r = defs.regions[i];
-    OTF2_RegionRole role = OTF2_REGION_ROLE_FUNCTION;
-    switch (r.role) {
-      case regions::Role::Function: role = OTF2_REGION_ROLE_FUNCTION; break;
-      case regions::Role::Wrapper: role = OTF2_REGION_ROLE_WRAPPER; break;
-      case regions::Role::ThreadCreate: role = OTF2_REGION_ROLE_THREAD_CREATE; break;
-      case regions::Role::ThreadWait: role = OTF2_REGION_ROLE_THREAD_WAIT; break;
-      case regions::Role::Artificial: role = OTF2_REGION_ROLE_ARTIFICIAL; break;
-      case regions::Role::Code: role = OTF2_REGION_ROLE_CODE; break;
-    }
-    OTF2_Paradigm paradigm = OTF2_PARADIGM_COMPILER;
-    switch (r.paradigm) {
-      case regions::Paradigm::Compiler: paradigm = OTF2_PARADIGM_COMPILER; break;
-      case regions::Paradigm::User: paradigm = OTF2_PARADIGM_USER; break;
-      case regions::Paradigm::Pthread: paradigm = OTF2_PARADIGM_PTHREAD; break;
-      case regions::Paradigm::Measurement: paradigm = OTF2_PARADIGM_MEASUREMENT_SYSTEM; break;
-    }
-    OTF2_GlobalDefWriter_WriteRegion(g, static_cast<OTF2_RegionRef>(i), s_reg[i].name, s_reg[i].canonical, s_empty, role,
-                                     paradigm, OTF2_REGION_FLAG_NONE, s_reg[i].file,
-                                     r.begin_line < 0 ? 0u : static_cast<std::uint32_t>(r.begin_line),
-                                     r.end_line < 0 ? 0u : static_cast<std::uint32_t>(r.end_line));
-  }
-  if (defs.thread_events) {
-    // The thread contingent of ThreadCreate/Begin/End/Wait: all CPU locations of the process.
-    std::vector<std::uint64_t> members, ranks;
-    for (std::size_t i = 0; i < defs.locations.size(); ++i) {
-      members.push_back(defs.locations[i].id);
-      ranks.push_back(i);
-    }
-    OTF2_GlobalDefWriter_WriteGroup(g, 0, s_empty, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_PTHREAD,
-                                    OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(members.size()), members.data());
-    OTF2_GlobalDefWriter_WriteGroup(g, 1, s_empty, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_PTHREAD,
-                                    OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(ranks.size()), ranks.data());
-    OTF2_GlobalDefWriter_WriteComm(g, 0, s_threads, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
-  }
-  OTF2_Archive_CloseGlobalDefWriter(m.archive, g);
   OTF2_ErrorCode rc = OTF2_Archive_Close(m.archive);
   m.archive = nullptr;
   if (rc != OTF2_SUCCESS) {

@@ -9,8 +9,14 @@
 #include <vector>
 
 #include "measurement/buffer.hpp"
+#include "measurement/definitions/comms.hpp"
 #include "measurement/definitions/regions.hpp"
 #include "measurement/memory/pool.hpp"
+#include "measurement/unify.hpp"
+
+namespace prof {
+class Mpp;
+}
 
 namespace prof::otf2w {
 
@@ -21,19 +27,23 @@ struct ClockInfo {
   std::uint64_t realtime_ns = 0;          ///< wall clock (ns since 1970, UTC) at offset
 };
 
-struct LocationInfo {
-  std::uint64_t id = 0;
-  std::string name;
-};
-
+/// What finish() writes. Every process writes the local definitions of its own locations (clock
+/// offsets, mapping tables); the global ones (traces.def) come from rank 0 only, which holds the
+/// unified definitions of all processes.
 struct Definitions {
   ClockInfo clock;
   std::string machine;
-  std::string node;
-  std::string process;  ///< location group name
+  /// "MPI" for a job of MPI processes: location groups "MPI Rank <r>", MPI communicators. nullptr:
+  /// one process, its group named "Process".
+  const char* mpp_paradigm = nullptr;
+  std::vector<std::uint64_t> local_locations;  ///< this process's location ids
+  std::vector<std::uint32_t> region_map;       ///< this process: local region id → global
+  std::vector<std::uint32_t> comm_map;         ///< this process: local communicator id → global
+  bool is_root = true;                         ///< writes the global definitions (rank 0)
+  // The global definitions (root only).
   std::vector<regions::RegionDef> regions;
-  std::vector<LocationInfo> locations;  ///< CPU thread locations, creation order
-  bool thread_events = false;           ///< define the pthread thread contingent (comm 0)
+  std::vector<comms::CommDef> comms;
+  std::vector<unify::ProcessPart> processes;  ///< by rank: host, locations with their event counts
 };
 
 /// Counters of the writer, for the end-of-run report and tests.
@@ -52,8 +62,10 @@ class TraceWriter {
 
   /// Opens `<dir>/traces.otf2`. OTF2 event chunks come from `blocks` (chunk size = its chunk
   /// size, >= 256 KiB), one per open location writer; OTF2 writes a buffer to disk when it
-  /// needs a second one. Returns false with a one-line error.
-  bool open(const std::string& dir, ChunkPool* blocks, std::string* error);
+  /// needs a second one. With `mpp`, all its processes open the one archive together (a
+  /// collective call; OTF2's collectives run over `mpp`, which must outlive the writer).
+  /// Returns false with a one-line error.
+  bool open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp = nullptr);
   bool is_open() const;
 
   /// Program name and arguments for ProgramBegin records.
@@ -71,7 +83,8 @@ class TraceWriter {
   /// Events written so far for `location`.
   std::uint64_t event_count(std::uint64_t location) const;
 
-  /// Closes all writers, writes local and global definitions and closes the archive.
+  /// Closes all writers, writes local and global definitions and closes the archive (with an
+  /// Mpp: collective).
   bool finish(const Definitions& defs, std::string* error);
 
   const WriterStats& stats() const;

@@ -412,6 +412,7 @@ const std::vector<Table>& tables() {
   static const std::vector<Table> all = {
       {"", kCoreVars},
       {"PTHREAD", kPthreadVars},
+      {"MPI", kMpiVars},
   };
   return all;
 }

@@ -83,9 +83,10 @@ std::string vars_text(bool full);
 /// The reference of every variable as markdown: the content of share/doc/config-vars.md.
 std::string vars_markdown();
 
-/// The core's table and the pthread adapter's table (terminated by a Var with name nullptr).
+/// The core's table and the adapters' tables (terminated by a Var with name nullptr).
 extern const Var kCoreVars[];
 extern const Var kPthreadVars[];
+extern const Var kMpiVars[];
 
 /// The values parsed by load(): the core's variables and every adapter's.
 struct Values {
@@ -98,6 +99,7 @@ struct Values {
   std::uint64_t timer = 0;           ///< Timer option: 0 = auto, 1 = tsc, 2 = clock_gettime
   std::uint64_t verbose = 0;         ///< 0, 1 or 2
   std::uint64_t pthread_enable = 0;  ///< bits of PthreadFeature
+  std::uint64_t mpi_enable_groups = 0;  ///< bits of MpiGroup
   std::uint64_t profiling_max_callpath_depth = 100;
   std::string profiling_base_name = "profile";
   bool summary = false;
@@ -105,6 +107,11 @@ struct Values {
 };
 enum TimerChoice : std::uint64_t { kTimerAuto = 0, kTimerTsc = 1, kTimerClockGettime = 2 };
 enum PthreadFeature : std::uint64_t { kPthreadCreate = 1, kPthreadMutex = 2, kPthreadCond = 4 };
+enum MpiGroup : std::uint64_t {
+  kMpiCg = 1 << 0, kMpiColl = 1 << 1, kMpiEnv = 1 << 2, kMpiErr = 1 << 3, kMpiExt = 1 << 4, kMpiIo = 1 << 5,
+  kMpiMisc = 1 << 6, kMpiP2p = 1 << 7, kMpiRma = 1 << 8, kMpiSpawn = 1 << 9, kMpiTopo = 1 << 10, kMpiType = 1 << 11,
+  kMpiXnonblock = 1 << 12, kMpiXreqtest = 1 << 13,
+};
 
 /// The one instance the tables point into.
 extern Values g_values;

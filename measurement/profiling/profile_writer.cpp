@@ -24,6 +24,7 @@ const char* paradigm_name(regions::Paradigm p) {
     case regions::Paradigm::Compiler: return "compiler";
     case regions::Paradigm::User: return "user";
     case regions::Paradigm::Pthread: return "pthread";
+    case regions::Paradigm::Mpi: return "mpi";
   }
   return "unknown";
 }
@@ -36,6 +37,12 @@ const char* role_name(regions::Role r) {
     case regions::Role::ThreadWait: return "thread wait";
     case regions::Role::Artificial: return "artificial";
     case regions::Role::Code: return "code";
+    case regions::Role::Point2Point: return "point2point";
+    case regions::Role::Barrier: return "barrier";
+    case regions::Role::CollOne2All: return "one2all";
+    case regions::Role::CollAll2One: return "all2one";
+    case regions::Role::CollAll2All: return "all2all";
+    case regions::Role::CollOther: return "collective";
   }
   return "unknown";
 }

@@ -74,9 +74,11 @@ TEST_CASE("every default parses and load() with no environment applies them", "[
 }
 
 TEST_CASE("the tables are well formed", "[config]") {
-  REQUIRE(tables().size() == 2);
+  REQUIRE(tables().size() == 3);
   CHECK(std::string(tables()[0].ns).empty());
   CHECK(std::string(tables()[1].ns) == "PTHREAD");
+  CHECK(std::string(tables()[2].ns) == "MPI");
+  CHECK(env_name(tables()[2], kMpiVars[0]) == "PROF_MPI_ENABLE_GROUPS");
   CHECK(env_name(tables()[0], kCoreVars[0]) == "PROF_ENABLE_PROFILING");
   CHECK(env_name(tables()[1], kPthreadVars[0]) == "PROF_PTHREAD_ENABLE");
   std::set<std::string> names;
@@ -401,7 +403,8 @@ TEST_CASE("cfg_file_text lists every variable and quotes strings for sh", "[conf
         "PROF_FILTERING_FILE=''\n"
         "PROF_PROFILING_BASE_NAME='profile'\n"
         "PROF_SUMMARY=false\n"
-        "PROF_PTHREAD_ENABLE=create\n");
+        "PROF_PTHREAD_ENABLE=create\n"
+        "PROF_MPI_ENABLE_GROUPS=cg,coll,env,io,p2p,rma,topo\n");
   reset();
   CHECK(cfg_file_text().find("PROF_EXPERIMENT_DIRECTORY=''\n") != std::string::npos);
 }

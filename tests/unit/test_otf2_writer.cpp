@@ -164,8 +164,9 @@ prof::regions::RegionDef region(const std::string& name, const std::string& file
 
 enum : std::uint32_t { kMain, kWorker, kFoo, kCreate, kJoin, kRegions };
 
-/// Definitions of the five regions and `locations` CPU locations with ids i << 32.
-otf2w::Definitions definitions(Timestamp first, Timestamp last, unsigned locations = 2) {
+/// Definitions of the five regions and `locations` CPU locations with ids i << 32 (one process,
+/// its event counts as `w` wrote them), and the thread contingent for more than one location.
+otf2w::Definitions definitions(const otf2w::TraceWriter& w, Timestamp first, Timestamp last, unsigned locations = 2) {
   using prof::regions::Paradigm;
   using prof::regions::Role;
   otf2w::Definitions d;
@@ -174,14 +175,18 @@ otf2w::Definitions definitions(Timestamp first, Timestamp last, unsigned locatio
   d.clock.length = last - first;
   d.clock.realtime_ns = 1700000000ull * 1000000000ull;
   d.machine = "test machine";
-  d.node = "test node";
-  d.process = "test process";
   d.regions = {region("main", "main.c", 10), region("worker", "main.c", 30), region("foo", "foo.c", 5),
                region("pthread_create", "", -1, Paradigm::Pthread, Role::Wrapper),
                region("pthread_join", "", -1, Paradigm::Pthread, Role::Wrapper)};
-  for (unsigned i = 0; i < locations; ++i)
-    d.locations.push_back({std::uint64_t{i} << 32, i ? "Pthread thread " + std::to_string(i) : "Master thread"});
-  d.thread_events = locations > 1;
+  prof::unify::ProcessPart process;
+  process.host = "test node";
+  for (unsigned i = 0; i < locations; ++i) {
+    const std::uint64_t id = std::uint64_t{i} << 32;
+    process.locations.push_back({id, i ? "Pthread thread " + std::to_string(i) : "Master thread", w.event_count(id)});
+    d.local_locations.push_back(id);
+  }
+  d.processes.push_back(process);
+  if (locations > 1) d.comms.push_back({prof::comms::Kind::Threads, 0, 0, "Pthread threads", {}, prof::comms::kNoComm, false});
   return d;
 }
 
@@ -245,7 +250,7 @@ TEST_CASE("otf2 writer round trip with every record type, streamed", "[otf2]") {
   CHECK(w.last_error() == "events for an already closed location");
   CHECK(w.event_count(kLoc0) == 15);
 
-  REQUIRE(w.finish(definitions(kT0, kT0 + 310), &error));
+  REQUIRE(w.finish(definitions(w, kT0, kT0 + 310), &error));
   CHECK(error.empty());
   CHECK_FALSE(w.is_open());
   CHECK(w.stats().events == 23);
@@ -318,7 +323,7 @@ TEST_CASE("otf2 writer clamps decreasing raw timestamps per location", "[otf2]")
   REQUIRE(w.write_events(kLoc0, r.buf, true));
   CHECK(w.event_count(kLoc0) == 7);
 
-  REQUIRE(w.finish(definitions(kT0 + 1000, kT0 + 3100, 1), &error));
+  REQUIRE(w.finish(definitions(w, kT0 + 1000, kT0 + 3100, 1), &error));
   CHECK(w.stats().events == 7);
 
   const RunResult printed = run("otf2-print -A '" + dir.archive() + "'", dir.path);
@@ -368,7 +373,7 @@ TEST_CASE("otf2 writer streams more events than its block pool holds", "[otf2]")
   CHECK(w.stats().otf2_flushes > 0);
   CHECK(w.stats().otf2_over_budget == 0);
 
-  REQUIRE(w.finish(definitions(kT0, t - 1, 1), &error));
+  REQUIRE(w.finish(definitions(w, kT0, t - 1, 1), &error));
   CHECK(w.stats().events == expect);
   // More event data than the whole block pool holds went to disk, one block per flush at most.
   const std::uintmax_t evt_bytes = fs::file_size(dir.path + "/traces/0.evt");
@@ -405,7 +410,7 @@ TEST_CASE("otf2 writer takes more open writers than blocks from malloc, counted"
   }
   CHECK(blocks.in_use() == 1);
   CHECK(w.stats().otf2_over_budget == 2);
-  REQUIRE(w.finish(definitions(kT0, kT0 + 23, 3), &error));
+  REQUIRE(w.finish(definitions(w, kT0, kT0 + 23, 3), &error));
   CHECK(blocks.in_use() == 0);
   for (std::uint64_t i = 0; i < 3; ++i) CHECK(w.event_count(i << 32) == 4);
 
@@ -426,7 +431,7 @@ TEST_CASE("otf2 writer reports errors instead of writing", "[otf2]") {
     CHECK_FALSE(w.is_open());
     CHECK_FALSE(w.write_events(kLoc0, r.buf, false));
     std::string error;
-    CHECK_FALSE(w.finish(definitions(kT0, kT0), &error));
+    CHECK_FALSE(w.finish(definitions(w, kT0, kT0), &error));
     CHECK(error == "no OTF2 archive open");
   }
   SECTION("a directory that cannot be created fails open or finish, with one line") {
@@ -442,7 +447,7 @@ TEST_CASE("otf2 writer reports errors instead of writing", "[otf2]") {
       r.leave(kT0 + 1, kMain);
       const bool wrote = w.write_events(kLoc0, r.buf, true);
       INFO("write_events: " << wrote << " " << w.last_error());
-      CHECK_FALSE(w.finish(definitions(kT0, kT0 + 1, 1), &error));
+      CHECK_FALSE(w.finish(definitions(w, kT0, kT0 + 1, 1), &error));
     } else {
       CHECK(error.rfind("cannot create the OTF2 archive in '" + bad + "'", 0) == 0);
     }
@@ -458,8 +463,8 @@ TEST_CASE("otf2 writer reports errors instead of writing", "[otf2]") {
     otf2w::TraceWriter w;
     std::string error;
     REQUIRE(w.open(dir.path, &blocks, &error));
-    REQUIRE(w.finish(definitions(kT0, kT0, 1), &error));
-    CHECK_FALSE(w.finish(definitions(kT0, kT0, 1), &error));
+    REQUIRE(w.finish(definitions(w, kT0, kT0, 1), &error));
+    CHECK_FALSE(w.finish(definitions(w, kT0, kT0, 1), &error));
     CHECK(error == "no OTF2 archive open");
   }
 }

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The MPI adapter's configuration variables (namespace "MPI", so PROF_MPI_<NAME>). Part of
+// prof_config, so prof-info lists them whether or not a program links the MPI adapter.
+#include "measurement/config/config.hpp"
+
+namespace prof::config {
+
+namespace {
+
+// Score-P's group names; `all`, `default` and `none` are accepted by every Set.
+const Member kMpiGroups[] = {
+    {"cg", kMpiCg, "communicator and group management (MPI_Comm_dup, MPI_Comm_split, MPI_Group_*)"},
+    {"coll", kMpiColl, "collective communication (MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Iallreduce...)"},
+    {"env", kMpiEnv, "environment (MPI_Init, MPI_Finalize, MPI_Wtime...)"},
+    {"err", kMpiErr, "error handlers (MPI_Comm_set_errhandler, MPI_Error_string...)"},
+    {"ext", kMpiExt, "external interfaces (MPI_Abort, MPI_Get_count, MPI_Query_thread...)"},
+    {"io", kMpiIo, "MPI-IO (no functions wrapped yet)"},
+    {"misc", kMpiMisc, "miscellaneous (MPI_Alloc_mem, MPI_Get_processor_name, handle conversions...)"},
+    {"p2p", kMpiP2p, "point-to-point communication and request completion (MPI_Send, MPI_Irecv, MPI_Wait...)"},
+    {"rma", kMpiRma, "one-sided communication (no functions wrapped yet)"},
+    {"spawn", kMpiSpawn, "process creation (no functions wrapped yet)"},
+    {"topo", kMpiTopo, "topologies (MPI_Cart_create, MPI_Cart_shift...)"},
+    {"type", kMpiType, "datatypes (MPI_Type_*)"},
+    {"xnonblock", kMpiXnonblock, "accepted for Score-P compatibility; the non-blocking events are always written"},
+    {"xreqtest", kMpiXreqtest, "an MpiRequestTest event for every MPI_Test* that does not complete a request"},
+    {nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+const Var kMpiVars[] = {
+    {"ENABLE_GROUPS", Type::Set, "cg,coll,env,io,p2p,rma,topo", &g_values.mpi_enable_groups,
+     "Which groups of MPI functions are recorded.",
+     "Each MPI function belongs to one group (Score-P's groups). For the functions of an "
+     "enabled group prof records the call as a region (Enter/Leave) and its communication "
+     "events (messages, request completions, collectives). The bookkeeping of communicators "
+     "and requests runs whatever the setting, so that messages and completions stay correct "
+     "when groups are switched. `xreqtest` adds an MpiRequestTest event for each test that "
+     "does not complete a request (many of them in polling loops). Example: "
+     "`PROF_MPI_ENABLE_GROUPS=default,type` or `PROF_MPI_ENABLE_GROUPS=all,~env`.",
+     kMpiGroups},
+    {},
+};
+
+}  // namespace prof::config

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "measurement/adapter_api.hpp"
+
+#include "measurement/events.hpp"
+#include "measurement/log.hpp"
+#include "measurement/runtime.hpp"
+
+namespace prof::api {
+
+void init() { runtime::init(); }
+
+Location* acquire() {
+  if (g_phase.load(std::memory_order_relaxed) != static_cast<int>(Phase::Within)) return nullptr;
+  Location* l = current_location();
+  if (!l || l->busy || !l->active) return nullptr;
+  l->busy = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  return l;
+}
+
+void release(Location* loc) {
+  if (!loc) return;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  loc->busy = false;
+}
+
+bool recording(const Location* loc) { return loc && g_recording && (loc->tracing || loc->profiling); }
+Timestamp now() { return timer::now(); }
+void enter(Location* loc, RegionId region) { prof::enter(loc, region, 0); }
+void leave(Location* loc, RegionId region) { prof::leave(loc, region, 0); }
+
+void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
+  prof::event(loc, t, type, ref, aux, p, n);
+}
+
+RegionId define_region(const regions::RegionDef& def) { return regions::define(def); }
+comms::CommId define_comm(const comms::CommDef& def) { return comms::define(def); }
+const config::Values& values() { return config::g_values; }
+std::string effective_config() { return config::cfg_file_text(); }
+void defer_ready() { runtime::defer_ready(); }
+void set_mpp(Mpp* mpp) { runtime::set_mpp(mpp); }
+bool ready(std::uint32_t rank) { return runtime::ready(rank); }
+void finalize() { runtime::finalize(0); }
+void error(const char* text) { log::error("%s", text); }
+void warning(const char* text) { log::warning("%s", text); }
+void info(int level, const char* text) { log::info(level, "%s", text); }
+void set_log_rank(std::uint32_t rank) { log::set_rank(rank); }
+
+}  // namespace prof::api

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The interface libprof exports to adapters built as separate libraries (libprof_mpi.so, later
+// CUDA): they link against libprof.so, whose internals are hidden, and call only these. Each is
+// an out-of-line call, which costs nanoseconds next to the microseconds of an MPI call.
+#pragma once
+
+#include <cstdint>
+
+#include "measurement/compiler.hpp"
+#include "measurement/config/config.hpp"
+#include "measurement/definitions/comms.hpp"
+#include "measurement/definitions/regions.hpp"
+#include "measurement/record.hpp"
+
+namespace prof {
+struct Location;
+class Mpp;
+}  // namespace prof
+
+namespace prof::api {
+
+/// Starts measurement if it has not started (idempotent).
+PROF_API void init();
+/// The calling thread's location, marked busy (inside prof), or nullptr when no event may be
+/// written now: measurement off or over, the thread already inside prof, no memory. Pair each
+/// non-null result with release().
+PROF_API Location* acquire();
+PROF_API void release(Location* loc);
+/// Whether `loc` records now (recording on, tracing or profiling).
+PROF_API bool recording(const Location* loc);
+PROF_API Timestamp now();
+PROF_API void enter(Location* loc, RegionId region);
+PROF_API void leave(Location* loc, RegionId region);
+/// A trace record with payload slots (see record.hpp); nothing when `loc` does not trace.
+PROF_API void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux,
+                    const Payload* p, unsigned n);
+PROF_API RegionId define_region(const regions::RegionDef& def);
+PROF_API comms::CommId define_comm(const comms::CommDef& def);
+/// The parsed configuration (valid after init()).
+PROF_API const config::Values& values();
+/// The text of prof.cfg: every variable's effective value, one "NAME=value" line each.
+PROF_API std::string effective_config();
+/// runtime::defer_ready / set_mpp / ready: see measurement/runtime.hpp.
+PROF_API void defer_ready();
+PROF_API void set_mpp(Mpp* mpp);
+PROF_API bool ready(std::uint32_t rank);
+/// Writes everything now (collective with an Mpp); later finalize calls do nothing.
+PROF_API void finalize();
+/// "prof: error: <text>" / "prof: warning: <text>" / with PROF_VERBOSE >= level "prof: <text>".
+PROF_API void error(const char* text);
+PROF_API void warning(const char* text);
+PROF_API void info(int level, const char* text);
+/// Prefixes every later message of this process with "rank <r>: ".
+PROF_API void set_log_rank(std::uint32_t rank);
+
+}  // namespace prof::api

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The multi-process layer: what the core needs from MPI (or any other launcher) to write one
+// experiment for many processes. The MPI adapter implements it over PMPI on prof's private
+// communicator; without one the process is alone (rank 0 of 1) and nothing is exchanged.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace prof {
+
+class Mpp {
+ public:
+  virtual ~Mpp() = default;
+  virtual std::uint32_t rank() const = 0;
+  virtual std::uint32_t size() const = 0;
+  /// "MPI": names the location groups ("MPI Rank 3") and the paradigm of the communicators.
+  virtual const char* paradigm() const = 0;
+  // Collectives over all processes; every process calls them in the same order. false = failed
+  // (the caller reports it once and gives up the exchange).
+  virtual bool barrier() = 0;
+  virtual bool bcast(void* data, std::uint64_t bytes, std::uint32_t root) = 0;
+  /// Root receives each rank's `in_bytes` into `out` at the offsets the sizes in `out_bytes` give.
+  virtual bool gatherv(const void* in, std::uint64_t in_bytes, void* out, const std::uint64_t* out_bytes,
+                       std::uint32_t root) = 0;
+  /// Root sends rank r in_bytes[r] bytes from `in` (consecutive); each receives out_bytes.
+  virtual bool scatterv(const void* in, const std::uint64_t* in_bytes, void* out, std::uint64_t out_bytes,
+                        std::uint32_t root) = 0;
+  // Point to point, blocking.
+  virtual bool send(std::uint32_t dest, const void* data, std::uint64_t bytes) = 0;
+  virtual bool recv(std::uint32_t src, std::vector<char>* out) = 0;
+};
+
+}  // namespace prof

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "measurement/unify.hpp"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "measurement/mpp.hpp"
+
+namespace prof::unify {
+
+namespace {
+
+// A byte stream of little-endian integers and length-prefixed strings (all processes of one
+// job share the architecture).
+class Out {
+ public:
+  void u8(std::uint8_t v) { buf_.push_back(static_cast<char>(v)); }
+  void u32(std::uint32_t v) { raw(&v, sizeof v); }
+  void u64(std::uint64_t v) { raw(&v, sizeof v); }
+  void str(const std::string& s) {
+    u64(s.size());
+    raw(s.data(), s.size());
+  }
+  std::vector<char>& bytes() { return buf_; }
+
+ private:
+  void raw(const void* p, std::size_t n) {
+    const char* c = static_cast<const char*>(p);
+    buf_.insert(buf_.end(), c, c + n);
+  }
+  std::vector<char> buf_;
+};
+
+class In {
+ public:
+  In(const char* p, std::size_t n) : p_(p), end_(p + n) {}
+  bool ok() const { return ok_; }
+  bool done() const { return p_ == end_; }
+  std::uint8_t u8() {
+    std::uint8_t v = 0;
+    raw(&v, 1);
+    return v;
+  }
+  std::uint32_t u32() {
+    std::uint32_t v = 0;
+    raw(&v, sizeof v);
+    return v;
+  }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    raw(&v, sizeof v);
+    return v;
+  }
+  std::string str() {
+    std::uint64_t n = u64();
+    if (!ok_ || n > static_cast<std::uint64_t>(end_ - p_)) {
+      ok_ = false;
+      return {};
+    }
+    std::string s(p_, n);
+    p_ += n;
+    return s;
+  }
+
+ private:
+  void raw(void* v, std::size_t n) {
+    if (!ok_ || static_cast<std::size_t>(end_ - p_) < n) {
+      ok_ = false;
+      return;
+    }
+    std::memcpy(v, p_, n);
+    p_ += n;
+  }
+  const char* p_;
+  const char* end_;
+  bool ok_ = true;
+};
+
+void put_region(Out& o, const regions::RegionDef& r) {
+  o.str(r.name);
+  o.str(r.canonical);
+  o.str(r.file);
+  o.u32(static_cast<std::uint32_t>(r.begin_line));
+  o.u32(static_cast<std::uint32_t>(r.end_line));
+  o.u8(static_cast<std::uint8_t>(r.paradigm));
+  o.u8(static_cast<std::uint8_t>(r.role));
+}
+
+regions::RegionDef get_region(In& in) {
+  regions::RegionDef r;
+  r.name = in.str();
+  r.canonical = in.str();
+  r.file = in.str();
+  r.begin_line = static_cast<int>(in.u32());
+  r.end_line = static_cast<int>(in.u32());
+  r.paradigm = static_cast<regions::Paradigm>(in.u8());
+  r.role = static_cast<regions::Role>(in.u8());
+  return r;
+}
+
+std::string region_key(const regions::RegionDef& r) {
+  Out o;
+  put_region(o, r);
+  return std::string(o.bytes().begin(), o.bytes().end());
+}
+
+// A communicator's identity across processes (parents by the same key).
+std::string comm_key(const comms::CommDef& c) {
+  Out o;
+  o.u8(static_cast<std::uint8_t>(c.kind));
+  if (c.kind == comms::Kind::Threads) o.u32(c.key_rank);
+  if (c.kind == comms::Kind::Mpi) {
+    o.u32(c.key_rank);
+    o.u64(c.key_serial);
+  }
+  return std::string(o.bytes().begin(), o.bytes().end());
+}
+
+// A communicator as exchanged: its definition with the parent given by key.
+struct CommEntry {
+  comms::CommDef def;
+  std::string parent_key;  // empty: none
+};
+
+void put_comm(Out& o, const CommEntry& e) {
+  const comms::CommDef& c = e.def;
+  o.u8(static_cast<std::uint8_t>(c.kind));
+  o.u32(c.key_rank);
+  o.u64(c.key_serial);
+  o.str(c.name);
+  o.u64(c.members.size());
+  for (std::uint32_t m : c.members) o.u32(m);
+  o.u8(c.inter ? 1 : 0);
+  o.str(e.parent_key);
+}
+
+CommEntry get_comm(In& in) {
+  CommEntry e;
+  comms::CommDef& c = e.def;
+  c.kind = static_cast<comms::Kind>(in.u8());
+  c.key_rank = in.u32();
+  c.key_serial = in.u64();
+  c.name = in.str();
+  const std::uint64_t n = in.u64();
+  for (std::uint64_t i = 0; i < n && in.ok(); ++i) c.members.push_back(in.u32());
+  c.inter = in.u8() != 0;
+  e.parent_key = in.str();
+  return e;
+}
+
+void put_process(Out& o, const ProcessPart& p) {
+  o.u32(p.rank);
+  o.str(p.host);
+  o.u64(p.start);
+  o.u64(p.end);
+  o.u64(p.locations.size());
+  for (const auto& l : p.locations) {
+    o.u64(l.id);
+    o.str(l.name);
+    o.u64(l.events);
+  }
+}
+
+ProcessPart get_process(In& in) {
+  ProcessPart p;
+  p.rank = in.u32();
+  p.host = in.str();
+  p.start = in.u64();
+  p.end = in.u64();
+  const std::uint64_t n = in.u64();
+  for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
+    LocationPart l;
+    l.id = in.u64();
+    l.name = in.str();
+    l.events = in.u64();
+    p.locations.push_back(std::move(l));
+  }
+  return p;
+}
+
+// The set a process holds during the reduction: its own definitions plus those merged in.
+struct Set {
+  std::vector<regions::RegionDef> regions;
+  std::unordered_map<std::string, std::uint32_t> region_index;
+  std::vector<CommEntry> comms;
+  std::unordered_map<std::string, std::uint32_t> comm_index;
+  std::vector<ProcessPart> processes;
+  Timestamp start = ~Timestamp{0}, end = 0;
+
+  std::uint32_t add_region(const regions::RegionDef& r) {
+    auto [it, fresh] = region_index.emplace(region_key(r), static_cast<std::uint32_t>(regions.size()));
+    if (fresh) regions.push_back(r);
+    return it->second;
+  }
+  std::uint32_t add_comm(CommEntry e) {
+    auto [it, fresh] = comm_index.emplace(comm_key(e.def), static_cast<std::uint32_t>(comms.size()));
+    if (fresh) comms.push_back(std::move(e));
+    return it->second;
+  }
+
+  std::vector<char> encode() const {
+    Out o;
+    o.u64(start);
+    o.u64(end);
+    o.u64(regions.size());
+    for (const auto& r : regions) put_region(o, r);
+    o.u64(comms.size());
+    for (const auto& c : comms) put_comm(o, c);
+    o.u64(processes.size());
+    for (const auto& p : processes) put_process(o, p);
+    return std::move(o.bytes());
+  }
+
+  // Merges another process's set: its new keys after ours, in its order (so a parent
+  // communicator, always before its children in a process's list, stays before them).
+  bool merge(const std::vector<char>& bytes) {
+    In in(bytes.data(), bytes.size());
+    const Timestamp s = in.u64(), e = in.u64();
+    if (s < start) start = s;
+    if (e > end) end = e;
+    const std::uint64_t nr = in.u64();
+    for (std::uint64_t i = 0; i < nr && in.ok(); ++i) add_region(get_region(in));
+    const std::uint64_t nc = in.u64();
+    for (std::uint64_t i = 0; i < nc && in.ok(); ++i) add_comm(get_comm(in));
+    const std::uint64_t np = in.u64();
+    for (std::uint64_t i = 0; i < np && in.ok(); ++i) processes.push_back(get_process(in));
+    return in.ok() && in.done();
+  }
+};
+
+bool bcast_bytes(Mpp* mpp, std::vector<char>* data) {
+  std::uint64_t n = data->size();
+  if (!mpp->bcast(&n, sizeof n, 0)) return false;
+  data->resize(n);
+  return n == 0 || mpp->bcast(data->data(), n, 0);
+}
+
+}  // namespace
+
+std::vector<char> encode(const ProcessPart& p) {
+  Out o;
+  put_process(o, p);
+  return std::move(o.bytes());
+}
+
+bool decode(const std::vector<char>& bytes, ProcessPart* p) {
+  In in(bytes.data(), bytes.size());
+  *p = get_process(in);
+  return in.ok() && in.done();
+}
+
+bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& regions,
+           const std::vector<comms::CommDef>& comms, Result* out, std::string* error) {
+  const std::uint32_t rank = mpp ? mpp->rank() : 0, size = mpp ? mpp->size() : 1;
+  self.rank = rank;
+  Set set;
+  set.start = self.start;
+  set.end = self.end;
+  for (const auto& r : regions) set.add_region(r);
+  // Own communicators: the thread contingent keyed by this process; parents by key.
+  std::vector<std::string> local_comm_keys;
+  for (const auto& c : comms) {
+    CommEntry e{c, ""};
+    if (c.kind == comms::Kind::Threads) e.def.key_rank = rank;
+    if (c.parent != comms::kNoComm && c.parent < local_comm_keys.size()) e.parent_key = local_comm_keys[c.parent];
+    local_comm_keys.push_back(comm_key(e.def));
+    set.add_comm(std::move(e));
+  }
+  set.processes.push_back(std::move(self));
+
+  // The reduction tree.
+  for (std::uint32_t step = 1; step < size; step <<= 1) {
+    if (rank % (2 * step) == step) {
+      const std::vector<char> bytes = set.encode();
+      if (!mpp->send(rank - step, bytes.data(), bytes.size())) {
+        *error = "unification: sending definitions to rank " + std::to_string(rank - step) + " failed";
+        return false;
+      }
+      break;
+    }
+    if (rank % (2 * step) == 0 && rank + step < size) {
+      std::vector<char> bytes;
+      if (!mpp->recv(rank + step, &bytes) || !set.merge(bytes)) {
+        *error = "unification: definitions from rank " + std::to_string(rank + step) + " were not received intact";
+        return false;
+      }
+    }
+  }
+
+  // The global keys to every process.
+  std::vector<char> keys;
+  if (rank == 0) {
+    Out o;
+    o.u64(set.start);
+    o.u64(set.end);
+    o.u64(set.regions.size());
+    for (const auto& r : set.regions) o.str(region_key(r));
+    o.u64(set.comms.size());
+    for (const auto& c : set.comms) o.str(comm_key(c.def));
+    keys = std::move(o.bytes());
+  }
+  if (mpp && !bcast_bytes(mpp, &keys)) {
+    *error = "unification: broadcasting the global definitions failed";
+    return false;
+  }
+  In in(keys.data(), keys.size());
+  out->start = in.u64();
+  out->end = in.u64();
+  std::unordered_map<std::string, std::uint32_t> global_regions, global_comms;
+  const std::uint64_t nr = in.u64();
+  for (std::uint64_t i = 0; i < nr && in.ok(); ++i) global_regions.emplace(in.str(), static_cast<std::uint32_t>(i));
+  const std::uint64_t nc = in.u64();
+  for (std::uint64_t i = 0; i < nc && in.ok(); ++i) global_comms.emplace(in.str(), static_cast<std::uint32_t>(i));
+  if (!in.ok()) {
+    *error = "unification: the global definitions arrived damaged";
+    return false;
+  }
+  out->region_map.clear();
+  for (const auto& r : regions) {
+    auto it = global_regions.find(region_key(r));
+    if (it == global_regions.end()) {
+      *error = "unification: a region of this process is missing from the global definitions";
+      return false;
+    }
+    out->region_map.push_back(it->second);
+  }
+  out->comm_map.clear();
+  for (const auto& k : local_comm_keys) {
+    auto it = global_comms.find(k);
+    if (it == global_comms.end()) {
+      *error = "unification: a communicator of this process is missing from the global definitions";
+      return false;
+    }
+    out->comm_map.push_back(it->second);
+  }
+  if (rank == 0) {
+    out->regions = std::move(set.regions);
+    out->comms.clear();
+    for (auto& e : set.comms) {
+      comms::CommDef c = std::move(e.def);
+      c.parent = comms::kNoComm;
+      if (!e.parent_key.empty()) {
+        auto it = set.comm_index.find(e.parent_key);
+        if (it != set.comm_index.end()) c.parent = it->second;
+      }
+      out->comms.push_back(std::move(c));
+    }
+    out->processes.assign(size, ProcessPart{});
+    for (auto& p : set.processes)
+      if (p.rank < size) out->processes[p.rank] = std::move(p);
+  }
+  return true;
+}
+
+}  // namespace prof::unify

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Unification: the definitions of all processes (regions, communicators, locations) become one
+// global set at rank 0, and every process learns the global id of each of its local ids (the
+// mapping tables of its locations). A tree reduction: in step k, process r with bit k set sends
+// its merged set to r - 2^k and stops; after log2(P) steps rank 0 holds the union. No process
+// ever holds more than the union of the keys, and nothing is O(P^2). Then rank 0 broadcasts the
+// global keys, and each process maps its own local ids by key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "measurement/definitions/comms.hpp"
+#include "measurement/definitions/regions.hpp"
+#include "measurement/record.hpp"
+
+namespace prof {
+class Mpp;
+}
+
+namespace prof::unify {
+
+struct LocationPart {
+  std::uint64_t id = 0;      ///< global location id: (thread index << 32) | rank
+  std::string name;
+  std::uint64_t events = 0;  ///< OTF2 events written for it
+};
+
+/// What one process contributes besides its definitions.
+struct ProcessPart {
+  std::uint32_t rank = 0;
+  std::string host;
+  Timestamp start = 0;  ///< timer ticks at its init
+  Timestamp end = 0;    ///< timer ticks at its finalize
+  std::vector<LocationPart> locations;
+};
+
+struct Result {
+  std::vector<std::uint32_t> region_map;  ///< this process: local region id → global
+  std::vector<std::uint32_t> comm_map;    ///< this process: local communicator id → global
+  Timestamp start = 0;                    ///< earliest start of all processes (every process)
+  Timestamp end = 0;                      ///< latest end of all processes (every process)
+  // Rank 0 only: the global definitions.
+  std::vector<regions::RegionDef> regions;  ///< index = global id
+  std::vector<comms::CommDef> comms;        ///< index = global id; parent = global id; Threads: key_rank = its process
+  std::vector<ProcessPart> processes;       ///< ordered by rank
+};
+
+/// Unifies this process's definitions with all others' (`mpp` nullptr: this process alone).
+/// Collective: every process calls it. False with a one-line error when an exchange failed.
+bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& regions,
+           const std::vector<comms::CommDef>& comms, Result* out, std::string* error);
+
+/// Serialisation of the parts, exposed for the unit test.
+std::vector<char> encode(const ProcessPart& p);
+bool decode(const std::vector<char>& bytes, ProcessPart* p);
+
+}  // namespace prof::unify
