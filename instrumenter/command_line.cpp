@@ -102,6 +102,12 @@ void apply_option(Options& o, const std::string& arg) {
     else if (how == "plugin") o.instrument = Instrument::Plugin;
     else if (how == "functions") o.instrument = Instrument::Functions;
     else throw UsageError("--instrument=" + how + " is not one of plugin, functions, auto");
+  } else if (arg.rfind("--mpp=", 0) == 0) {
+    const std::string mpp = arg.substr(std::strlen("--mpp="));
+    if (mpp == "mpi") o.mpp = Mpp::Mpi;
+    else if (mpp == "none") o.mpp = Mpp::None;
+    else if (mpp == "auto") o.mpp = Mpp::Auto;
+    else throw UsageError("--mpp=" + mpp + " is not one of mpi, none, auto");
   } else if (arg.rfind("--instrument-filter=", 0) == 0) {
     std::string file = arg.substr(std::strlen("--instrument-filter="));
     if (file.empty()) throw UsageError("--instrument-filter= needs a file, e.g. --instrument-filter=my.filter");

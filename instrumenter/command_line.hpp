@@ -27,6 +27,13 @@ enum class Instrument {
   Functions,  ///< the compiler's hooks: -finstrument-functions (clang: ...-after-inlining)
 };
 
+/// Which multi-process paradigm a program uses (--mpp).
+enum class Mpp {
+  Auto,  ///< MPI when the compiler is an MPI wrapper or the link has -lmpi
+  Mpi,   ///< link the MPI adapter
+  None,  ///< never link it
+};
+
 /// prof-wrap's own options, those given before the compiler name.
 struct Options {
   bool help = false;
@@ -40,6 +47,7 @@ struct Options {
   /// the GCC plugin (no hooks at all) and by the runtime to what other compilers instrumented.
   std::vector<std::string> instrument_filters;
   Instrument instrument = Instrument::Auto;  ///< --instrument=auto|plugin|functions
+  Mpp mpp = Mpp::Auto;                        ///< --mpp=mpi|none|auto
   /// Decided by prof-wrap before build_commands (it needs the compiler's version): compile steps
   /// load the GCC plugin at this path instead of -finstrument-functions. Empty: no plugin.
   std::string gcc_plugin;

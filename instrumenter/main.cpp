@@ -56,6 +56,9 @@ const char kUsage[] =
     "      --instrument-filter=FILE  a filter file (prof or Score-P syntax), checked now; the GCC\n"
     "                   plugin leaves the functions it excludes without hooks, and the runtime\n"
     "                   applies it to what other compilers instrumented\n"
+    "      --mpp=mpi|none|auto  link the MPI adapter (records MPI calls, one experiment for all\n"
+    "                   ranks): auto (the default) for MPI compiler wrappers (mpicc, mpicxx...)\n"
+    "                   and links with -lmpi\n"
     "      --           end of prof-wrap options; the next word is the compiler\n"
     "\n"
     "Environment:\n"
@@ -295,6 +298,20 @@ int wrap(const std::vector<std::string>& args) {
   // nor the version query and trial compile that choose the instrumentation.
   ::setenv("PROF_WRAPPER", "off", 1);
   choose_instrumentation(opt, plan, layout);
+
+  if (plan.links && !plan.relocatable) {
+    // Adapters in libraries of their own (MPI): prof must have been built with them.
+    for (const AdapterEntry* a : linked_adapters(plan, *toolchain_for(plan.argv[0]), opt)) {
+      if (!a->library) continue;
+      if (plan.static_link)
+        throw WrapError(std::string("-static links with the ") + a->name + " adapter are not supported; link dynamically, or use --mpp=none");
+      const std::string lib = layout.lib_dir() + "/lib" + a->library + ".so";
+      std::error_code ec;
+      if (!std::filesystem::exists(lib, ec))
+        throw WrapError(lib + " does not exist: prof was built without its " + a->name +
+                        " adapter (no MPI library when it was configured); rebuild prof with MPI installed (Debian: libopenmpi-dev), or link with --mpp=none");
+    }
+  }
 
   WorkDir dir;
   WorkFiles files;

@@ -54,12 +54,19 @@ const Toolchain kToolchains[] = {
 bool always(const Plan&, const Toolchain&, const Options&) { return true; }
 bool compiler_instrumentation(const Plan&, const Toolchain&, const Options& o) { return !o.nocompiler; }
 
-// The adapters in the order the runtime initialises them. Later:
-// {"mpi", "prof_mpi", [](p, tc, o) { return tc.mpi || p links -lmpi; }}, {"cuda", "prof_cuda", ... tc.cuda}.
+// MPI: an MPI compiler wrapper, or -lmpi on the link line; --mpp=mpi|none overrides.
+bool mpi_program(const Plan& p, const Toolchain& tc, const Options& o) {
+  if (o.mpp == Mpp::Mpi) return true;
+  if (o.mpp == Mpp::None) return false;
+  return tc.mpi || std::find(p.libraries.begin(), p.libraries.end(), "mpi") != p.libraries.end();
+}
+
+// The adapters in the order the runtime initialises them. Later: {"cuda", "prof_cuda", ... tc.cuda}.
 const AdapterEntry kAdapters[] = {
     {"compiler", nullptr, compiler_instrumentation},
     {"user", nullptr, always},
     {"pthread", nullptr, always},
+    {"mpi", "prof_mpi", mpi_program},
 };
 
 // -static links: every symbol libprof.a wraps, one list shared with the wrappers' sources.

@@ -44,8 +44,9 @@ PROF_API std::string effective_config();
 PROF_API void defer_ready();
 PROF_API void set_mpp(Mpp* mpp);
 PROF_API bool ready(std::uint32_t rank);
-/// Writes everything now (collective with an Mpp); later finalize calls do nothing.
-PROF_API void finalize();
+/// Writes everything now (collective with an Mpp; `exit_status` for ProgramEnd); later finalize
+/// calls do nothing.
+PROF_API void finalize(int exit_status);
 /// "prof: error: <text>" / "prof: warning: <text>" / with PROF_VERBOSE >= level "prof: <text>".
 PROF_API void error(const char* text);
 PROF_API void warning(const char* text);

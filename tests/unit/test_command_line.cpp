@@ -448,9 +448,25 @@ TEST_CASE("link commands", "[prof-wrap]") {
       CHECK(tc->gcc);
       const auto link = build_commands(classify({mpi, "a.o", "-o", "app"}), kLayout, defaults, files);
       REQUIRE(link.size() == 2);
-      CHECK(contains_run(link.back(), link_tail));
+      // The MPI adapter's library before libprof, inside the --no-as-needed bracket.
+      CHECK(contains_run(link.back(), {"-Wl,--push-state,--no-as-needed", "-lprof_mpi", "-lprof", "-Wl,--pop-state"}));
+      const Plan plan = classify({mpi, "a.o", "-o", "app"});
+      CHECK(adapter_list_source(linked_adapters(plan, *tc, defaults)).find("&prof_adapter_mpi") != std::string::npos);
       CHECK(contains(build_commands(classify({mpi, "-c", "a.c"}), kLayout, defaults).back(), "-finstrument-functions"));
     }
+    // gcc with -lmpi is an MPI link; --mpp=none and --mpp=mpi override the detection.
+    const Toolchain& gcc = *find_toolchain("gcc");
+    const Plan with_lmpi = classify({"gcc", "a.o", "-lmpi", "-o", "app"});
+    CHECK(contains(build_commands(with_lmpi, kLayout, defaults, files).back(), "-lprof_mpi"));
+    Options none;
+    apply_option(none, "--mpp=none");
+    CHECK_FALSE(contains(build_commands(with_lmpi, kLayout, none, files).back(), "-lprof_mpi"));
+    CHECK(linked_adapters(classify({"mpicc", "a.o"}), *find_toolchain("mpicc"), none).size() == 3);
+    Options force;
+    apply_option(force, "--mpp=mpi");
+    CHECK(linked_adapters(classify({"gcc", "a.o"}), gcc, force).back()->name == std::string("mpi"));
+    CHECK(linked_adapters(classify({"gcc", "a.o"}), gcc, defaults).size() == 3);
+    CHECK_THROWS_WITH(apply_option(force, "--mpp=shmem"), "--mpp=shmem is not one of mpi, none, auto");
     CHECK_THROWS_WITH(build_commands(classify({"mpif90", "-c", "a.f90"}), kLayout, defaults),
                       "'mpif90' is not supported yet (prof has no Fortran support); set PROF_WRAPPER=off to run it unwrapped");
     CHECK(build_commands(classify({"mpifort", "--version"}), kLayout, defaults) == std::vector<Argv>{{"mpifort", "--version"}});

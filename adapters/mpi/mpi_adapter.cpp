@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The MPI adapter's state: the wrapper invocation (Call), communicators, requests, the
+// multi-process layer over PMPI, and the lifecycle around MPI_Init and MPI_Finalize.
+//
+// Finalisation: the unification and the collective writing of the trace need MPI, yet events
+// after the user's MPI_Finalize are to be kept. So MPI_Finalize does not call PMPI_Finalize: it
+// registers an exit handler (on_exit, so it runs before the handlers registered earlier) that
+// writes the experiment while MPI still works and then calls PMPI_Finalize. MPI_Finalized answers
+// true from the user's MPI_Finalize on.
+#include "adapters/mpi/mpi_adapter.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "adapters/adapter.hpp"
+#include "measurement/mpp.hpp"
+
+namespace prof::mpi {
+
+namespace {
+
+std::uint64_t g_groups = 0;
+MPI_Comm g_comm = MPI_COMM_NULL;  // prof's own traffic: a private duplicate of MPI_COMM_WORLD
+std::uint32_t g_rank = 0, g_size = 1;
+std::atomic<bool> g_user_finalized{false};
+std::atomic<std::uint64_t> g_next_request{1};
+std::atomic<std::uint64_t> g_comm_serial{0};  // communicators this rank created as their rank 0
+thread_local int t_depth = 0;                 // MPI wrappers active on this thread
+
+// Each function's region, defined on its first recorded call (so the trace defines only the MPI
+// functions the program used).
+constexpr RegionId kUndefined = 0xffffffffu;
+std::atomic<RegionId> g_regions[512];  // kFunctionCount <= 512 (checked in after_init)
+std::mutex g_regions_mutex;
+
+std::mutex g_comm_mutex;
+std::unordered_map<MPI_Comm, comms::CommId> g_comms;
+std::mutex g_req_mutex;
+std::unordered_map<MPI_Request, ReqInfo> g_requests;
+
+RegionId region_of(int fn) {
+  RegionId r = g_regions[fn].load(std::memory_order_acquire);
+  if (r != kUndefined) return r;
+  std::lock_guard<std::mutex> lock(g_regions_mutex);
+  r = g_regions[fn].load(std::memory_order_relaxed);
+  if (r == kUndefined) {
+    regions::RegionDef d;
+    d.name = kFunctions[fn].name;
+    d.canonical = kFunctions[fn].name;
+    d.paradigm = regions::Paradigm::Mpi;
+    d.role = kFunctions[fn].role;
+    r = api::define_region(d);
+    g_regions[fn].store(r, std::memory_order_release);
+  }
+  return r;
+}
+
+// The multi-process layer over PMPI on the private communicator. Sizes travel ahead of the data,
+// so point-to-point messages of any size go in pieces of at most INT_MAX bytes.
+class PmpiMpp : public Mpp {
+ public:
+  std::uint32_t rank() const override { return g_rank; }
+  std::uint32_t size() const override { return g_size; }
+  const char* paradigm() const override { return "MPI"; }
+  bool barrier() override { return PMPI_Barrier(g_comm) == MPI_SUCCESS; }
+  bool bcast(void* data, std::uint64_t bytes, std::uint32_t root) override {
+    char* p = static_cast<char*>(data);
+    while (bytes > 0) {
+      const int n = bytes > INT_MAX ? INT_MAX : static_cast<int>(bytes);
+      if (PMPI_Bcast(p, n, MPI_BYTE, static_cast<int>(root), g_comm) != MPI_SUCCESS) return false;
+      p += n;
+      bytes -= static_cast<std::uint64_t>(n);
+    }
+    return true;
+  }
+  bool gatherv(const void* in, std::uint64_t in_bytes, void* out, const std::uint64_t* out_bytes, std::uint32_t root) override {
+    std::vector<int> counts, displs;
+    if (g_rank == root && !to_ints(out_bytes, &counts, &displs)) return false;
+    if (in_bytes > INT_MAX) return false;
+    return PMPI_Gatherv(in, static_cast<int>(in_bytes), MPI_BYTE, out, counts.data(), displs.data(), MPI_BYTE,
+                        static_cast<int>(root), g_comm) == MPI_SUCCESS;
+  }
+  bool scatterv(const void* in, const std::uint64_t* in_bytes, void* out, std::uint64_t out_bytes, std::uint32_t root) override {
+    std::vector<int> counts, displs;
+    if (g_rank == root && !to_ints(in_bytes, &counts, &displs)) return false;
+    if (out_bytes > INT_MAX) return false;
+    return PMPI_Scatterv(in, counts.data(), displs.data(), MPI_BYTE, out, static_cast<int>(out_bytes), MPI_BYTE,
+                         static_cast<int>(root), g_comm) == MPI_SUCCESS;
+  }
+  bool send(std::uint32_t dest, const void* data, std::uint64_t bytes) override {
+    if (PMPI_Send(&bytes, 1, MPI_UINT64_T, static_cast<int>(dest), kTag, g_comm) != MPI_SUCCESS) return false;
+    const char* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+      const int n = bytes > INT_MAX ? INT_MAX : static_cast<int>(bytes);
+      if (PMPI_Send(p, n, MPI_BYTE, static_cast<int>(dest), kTag, g_comm) != MPI_SUCCESS) return false;
+      p += n;
+      bytes -= static_cast<std::uint64_t>(n);
+    }
+    return true;
+  }
+  bool recv(std::uint32_t src, std::vector<char>* out) override {
+    std::uint64_t bytes = 0;
+    if (PMPI_Recv(&bytes, 1, MPI_UINT64_T, static_cast<int>(src), kTag, g_comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+    out->resize(bytes);
+    char* p = out->data();
+    while (bytes > 0) {
+      const int n = bytes > INT_MAX ? INT_MAX : static_cast<int>(bytes);
+      if (PMPI_Recv(p, n, MPI_BYTE, static_cast<int>(src), kTag, g_comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+      p += n;
+      bytes -= static_cast<std::uint64_t>(n);
+    }
+    return true;
+  }
+
+ private:
+  static constexpr int kTag = 4711;
+  bool to_ints(const std::uint64_t* bytes, std::vector<int>* counts, std::vector<int>* displs) {
+    std::uint64_t at = 0;
+    for (std::uint32_t r = 0; r < g_size; ++r) {
+      if (bytes[r] > INT_MAX || at > INT_MAX) return false;
+      counts->push_back(static_cast<int>(bytes[r]));
+      displs->push_back(static_cast<int>(at));
+      at += bytes[r];
+    }
+    return true;
+  }
+};
+PmpiMpp g_mpp;
+
+// The user's MPI_Finalize happened: at exit, write the experiment, then finalise MPI.
+void finalize_at_exit(int status, void*) {
+  api::finalize(status);
+  int finalized = 0;
+  PMPI_Finalized(&finalized);
+  if (!finalized) {
+    if (g_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm);
+    PMPI_Finalize();
+  }
+}
+
+// Every rank must measure with the same configuration (Open MPI forwards only the variables
+// named with `mpirun -x` to other nodes). Rank 0's effective configuration is compared with each
+// rank's; any difference stops the job with one line per differing rank.
+void check_configuration() {
+  std::string mine = api::effective_config();
+  std::uint64_t n = mine.size();
+  PMPI_Bcast(&n, 1, MPI_UINT64_T, 0, g_comm);
+  std::string root(n, '\0');
+  if (g_rank == 0) root = mine;
+  PMPI_Bcast(root.data(), static_cast<int>(n), MPI_CHAR, 0, g_comm);
+  int differs = 0;
+  if (root != mine) {
+    differs = 1;
+    // The first differing line names the variable.
+    std::size_t a = 0, b = 0;
+    while (a < root.size() && b < mine.size()) {
+      const std::size_t ea = root.find('\n', a), eb = mine.find('\n', b);
+      const std::string la = root.substr(a, ea - a), lb = mine.substr(b, eb - b);
+      if (la != lb) {
+        const std::string name = lb.substr(0, lb.find('='));
+        const std::string text = name + " is " + lb.substr(lb.find('=') + 1) + " on this rank but " +
+                                 la.substr(la.find('=') + 1) + " on rank 0: the ranks' environments differ; " +
+                                 "pass the variable to every rank (mpirun -x " + name + ") or set it in the job script";
+        api::error(text.c_str());
+        break;
+      }
+      if (ea == std::string::npos || eb == std::string::npos) break;
+      a = ea + 1;
+      b = eb + 1;
+    }
+  }
+  int any = 0;
+  PMPI_Allreduce(&differs, &any, 1, MPI_INT, MPI_MAX, g_comm);
+  if (any) {
+    if (g_rank == 0)
+      api::error("the measurement configuration differs between ranks (see the lines above); the job stops before its work");
+    PMPI_Finalize();
+    _exit(1);
+  }
+}
+
+comms::CommId define_world_comm(MPI_Comm comm, comms::Kind kind, const char* name) {
+  comms::CommDef d;
+  d.kind = kind;
+  d.name = name;
+  if (kind == comms::Kind::World)
+    for (std::uint32_t r = 0; r < g_size; ++r) d.members.push_back(r);
+  const comms::CommId id = api::define_comm(d);
+  std::lock_guard<std::mutex> lock(g_comm_mutex);
+  g_comms[comm] = id;
+  return id;
+}
+
+int adapter_init() {
+  for (auto& r : g_regions) r.store(kUndefined, std::memory_order_relaxed);
+  g_groups = api::values().mpi_enable_groups;
+  // The experiment directory and the archive wait for MPI_Init (rank 0 chooses the directory).
+  api::defer_ready();
+  return 0;
+}
+
+}  // namespace
+
+bool enabled(std::uint64_t g) { return (g_groups & g) != 0; }
+
+Call::Call(int fn) : fn_(fn) {
+  outer_ = t_depth++ == 0;
+  if (!outer_ || !(g_groups & kFunctions[fn].group)) return;
+  Location* loc = api::acquire();
+  if (!loc) return;
+  if (api::recording(loc)) {
+    region_ = region_of(fn);
+    api::enter(loc, region_);
+    on_ = true;
+  }
+  api::release(loc);
+}
+
+Call::~Call() {
+  --t_depth;
+  if (!on_) return;
+  if (Location* loc = api::acquire()) {
+    api::leave(loc, region_);
+    api::release(loc);
+  }
+}
+
+void Call::event(RecordType type, std::uint32_t ref, std::uint16_t aux, Payload a, Payload b, unsigned slots) const {
+  if (!on_) return;
+  if (Location* loc = api::acquire()) {
+    const Payload p[2] = {a, b};
+    api::event(loc, api::now(), type, ref, aux, p, slots);
+    api::release(loc);
+  }
+}
+
+comms::CommId comm_id(MPI_Comm comm) {
+  std::lock_guard<std::mutex> lock(g_comm_mutex);
+  auto it = g_comms.find(comm);
+  return it == g_comms.end() ? comms::kNoComm : it->second;
+}
+
+void track_comm(MPI_Comm comm, MPI_Comm parent) {
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) return;  // intercommunicators: not tracked yet (no events on them)
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  // The key: the world rank of the communicator's rank 0 and that rank's creation counter,
+  // agreed by a broadcast on the new communicator itself (a collective: it cannot match any
+  // point-to-point receive of the user).
+  std::uint64_t key[2] = {g_rank, 0};
+  if (rank == 0) key[1] = ++g_comm_serial;
+  PMPI_Bcast(key, 2, MPI_UINT64_T, 0, comm);
+  comms::CommDef d;
+  d.kind = comms::Kind::Mpi;
+  d.key_rank = static_cast<std::uint32_t>(key[0]);
+  d.key_serial = key[1];
+  d.name = "Comm " + std::to_string(key[0]) + "." + std::to_string(key[1]);
+  d.parent = parent == MPI_COMM_NULL ? comms::kNoComm : comm_id(parent);
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  std::vector<int> local(static_cast<std::size_t>(size)), global(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) local[static_cast<std::size_t>(i)] = i;
+  PMPI_Group_translate_ranks(group, size, local.data(), world, global.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  for (int g : global) d.members.push_back(static_cast<std::uint32_t>(g));
+  const comms::CommId id = api::define_comm(d);
+  std::lock_guard<std::mutex> lock(g_comm_mutex);
+  g_comms[comm] = id;
+}
+
+void untrack_comm(MPI_Comm comm) {
+  std::lock_guard<std::mutex> lock(g_comm_mutex);
+  g_comms.erase(comm);
+}
+
+std::uint64_t next_request_id() { return g_next_request.fetch_add(1); }
+
+void track_request(MPI_Request req, const ReqInfo& info) {
+  if (req == MPI_REQUEST_NULL) return;
+  std::lock_guard<std::mutex> lock(g_req_mutex);
+  g_requests[req] = info;
+}
+
+void write_start(const Call& call, const ReqInfo& info) {
+  if (!info.recorded) return;
+  if (info.kind == ReqKind::Send)
+    call.event(RecordType::MpiIsend, info.comm, 0,
+               {static_cast<std::uint32_t>(info.peer) | static_cast<std::uint64_t>(static_cast<std::uint32_t>(info.tag)) << 32,
+                info.bytes},
+               {info.id, 0}, 2);
+  else
+    call.event(RecordType::MpiIrecvRequest, 0, 0, {info.id, 0});
+}
+
+void start_request(const Call& call, MPI_Request req) {
+  ReqInfo copy;
+  {
+    std::lock_guard<std::mutex> lock(g_req_mutex);
+    auto it = g_requests.find(req);
+    if (it == g_requests.end()) return;
+    ReqInfo& r = it->second;
+    r.id = next_request_id();
+    r.active = true;
+    r.cancelled = false;
+    r.recorded = call.on() && r.comm != comms::kNoComm && r.peer != MPI_PROC_NULL;
+    copy = r;
+  }
+  write_start(call, copy);
+}
+
+void complete_request(const Call& call, MPI_Request req, const MPI_Status& status) {
+  ReqInfo r;
+  {
+    std::lock_guard<std::mutex> lock(g_req_mutex);
+    auto it = g_requests.find(req);
+    if (it == g_requests.end() || !it->second.active) return;
+    r = it->second;
+    if (r.persistent) it->second.active = false;
+    else g_requests.erase(it);
+  }
+  if (!r.recorded) return;
+  int cancelled = 0;
+  PMPI_Test_cancelled(&status, &cancelled);
+  if (cancelled) {
+    call.event(RecordType::MpiRequestCancelled, 0, 0, {r.id, 0});
+  } else if (r.kind == ReqKind::Send) {
+    call.event(RecordType::MpiIsendComplete, 0, 0, {r.id, 0});
+  } else {
+    int count = 0;
+    PMPI_Get_count(&status, MPI_BYTE, &count);
+    const std::uint64_t bytes = count == MPI_UNDEFINED ? 0 : static_cast<std::uint64_t>(count);
+    call.event(RecordType::MpiIrecv, r.comm, 0,
+               {static_cast<std::uint32_t>(status.MPI_SOURCE) |
+                    static_cast<std::uint64_t>(static_cast<std::uint32_t>(status.MPI_TAG)) << 32,
+                bytes},
+               {r.id, 0}, 2);
+  }
+}
+
+void test_request(const Call& call, MPI_Request req) {
+  if (!enabled(config::kMpiXreqtest) || req == MPI_REQUEST_NULL) return;
+  std::uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_req_mutex);
+    auto it = g_requests.find(req);
+    if (it == g_requests.end() || !it->second.active || !it->second.recorded) return;
+    id = it->second.id;
+  }
+  call.event(RecordType::MpiRequestTest, 0, 0, {id, 0});
+}
+
+void cancel_request(MPI_Request req) {
+  std::lock_guard<std::mutex> lock(g_req_mutex);
+  auto it = g_requests.find(req);
+  if (it != g_requests.end()) it->second.cancelled = true;
+}
+
+void free_request(const Call& call, MPI_Request req) {
+  ReqInfo r;
+  {
+    std::lock_guard<std::mutex> lock(g_req_mutex);
+    auto it = g_requests.find(req);
+    if (it == g_requests.end()) return;
+    r = it->second;
+    g_requests.erase(it);
+  }
+  // An active request freed: MPI completes it some time later, unobservably. The trace closes it
+  // now, so that it is not left open (a send is complete for its sender; a receive's message is
+  // unknown and its request is closed as cancelled).
+  if (!r.active || !r.recorded) return;
+  if (r.kind == ReqKind::Send) call.event(RecordType::MpiIsendComplete, 0, 0, {r.id, 0});
+  else call.event(RecordType::MpiRequestCancelled, 0, 0, {r.id, 0});
+}
+
+std::uint64_t bytes_of(int count, MPI_Datatype type) {
+  if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
+  int size = 0;
+  if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0) return 0;
+  return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
+}
+
+void after_init() {
+  if (kFunctionCount > static_cast<int>(sizeof g_regions / sizeof g_regions[0])) {
+    api::error("internal error: more MPI functions than region slots; please report it");
+    return;
+  }
+  PMPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(g_comm, &rank);
+  PMPI_Comm_size(g_comm, &size);
+  g_rank = static_cast<std::uint32_t>(rank);
+  g_size = static_cast<std::uint32_t>(size);
+  api::set_log_rank(g_rank);
+  check_configuration();
+  api::set_mpp(&g_mpp);
+  if (!api::ready(g_rank)) api::warning("this rank records nothing: the experiment could not be set up (see above)");
+  define_world_comm(MPI_COMM_WORLD, comms::Kind::World, "MPI_COMM_WORLD");
+  define_world_comm(MPI_COMM_SELF, comms::Kind::Self, "MPI_COMM_SELF");
+}
+
+int user_finalize() {
+  if (!g_user_finalized.exchange(true)) on_exit(finalize_at_exit, nullptr);
+  return MPI_SUCCESS;
+}
+
+bool user_finalized() { return g_user_finalized.load(); }
+
+}  // namespace prof::mpi
+
+extern "C" PROF_MPI_API const prof_adapter prof_adapter_mpi = {"mpi", &prof::mpi::adapter_init, nullptr, nullptr, nullptr};

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The rules of semantics.hpp.
+#include "adapters/mpi/semantics.hpp"
+
+#include <mutex>
+#include <unordered_map>
+
+namespace prof::mpi::sem {
+
+namespace {
+std::uint64_t peer_tag(int peer, int tag) {
+  return static_cast<std::uint32_t>(peer) | static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)) << 32;
+}
+int comm_size(MPI_Comm comm) {
+  int n = 0;
+  PMPI_Comm_size(comm, &n);
+  return n;
+}
+int comm_rank(MPI_Comm comm) {
+  int r = 0;
+  PMPI_Comm_rank(comm, &r);
+  return r;
+}
+std::uint64_t sum_bytes(const int* counts, MPI_Datatype type, int n) {
+  std::uint64_t s = 0;
+  for (int i = 0; counts && i < n; ++i) s += bytes_of(counts[i], type);
+  return s;
+}
+// Replaces an ignored status by the thread's own.
+void own_status(MPI_Status*& status) {
+  if (status == MPI_STATUS_IGNORE) status = &scratch().status;
+}
+// Copies `count` request handles (the call sets completed ones to MPI_REQUEST_NULL) and replaces
+// ignored statuses by `count` of the thread's own.
+void copy_requests(int count, MPI_Request* requests, MPI_Status** statuses) {
+  Scratch& s = scratch();
+  s.requests.assign(requests, requests + (count > 0 ? count : 0));
+  if (statuses && *statuses == MPI_STATUSES_IGNORE) {
+    s.statuses.resize(static_cast<std::size_t>(count > 0 ? count : 0));
+    *statuses = s.statuses.data();
+  }
+}
+bool completed(const MPI_Status& s, int rc) { return rc == MPI_SUCCESS || (rc == MPI_ERR_IN_STATUS && s.MPI_ERROR == MPI_SUCCESS); }
+
+std::mutex g_msg_mutex;
+std::unordered_map<MPI_Message, MPI_Comm> g_messages;  // matched probes: the message's communicator
+}  // namespace
+
+Scratch& scratch() {
+  static thread_local Scratch s;
+  return s;
+}
+
+void message(const Call& c, RecordType type, MPI_Comm comm, int peer, int tag, std::uint64_t bytes) {
+  if (!c.on() || peer == MPI_PROC_NULL) return;
+  const comms::CommId id = comm_id(comm);
+  if (id == comms::kNoComm) return;
+  c.event(type, id, 0, {peer_tag(peer, tag), bytes});
+}
+
+std::uint64_t received_bytes(const MPI_Status& s) {
+  int count = 0;
+  PMPI_Get_count(&s, MPI_BYTE, &count);
+  return count == MPI_UNDEFINED || count < 0 ? 0 : static_cast<std::uint64_t>(count);
+}
+
+// ---- Environment ----
+void Init::post(const Call&, int rc, int*&, char***&) {
+  if (rc == MPI_SUCCESS) after_init();
+}
+void InitThread::post(const Call&, int rc, int*&, char***&, int&, int*&) {
+  if (rc == MPI_SUCCESS) after_init();
+}
+
+// ---- Point to point ----
+void Send::pre(const Call& c, const void*&, int& count, MPI_Datatype& type, int& dest, int& tag, MPI_Comm& comm) {
+  message(c, RecordType::MpiSend, comm, dest, tag, bytes_of(count, type));
+}
+void Recv::pre(const Call&, void*&, int&, MPI_Datatype&, int&, int&, MPI_Comm&, MPI_Status*& status) { own_status(status); }
+void Recv::post(const Call& c, int rc, void*&, int&, MPI_Datatype&, int&, int&, MPI_Comm& comm, MPI_Status*& status) {
+  if (rc == MPI_SUCCESS) message(c, RecordType::MpiRecv, comm, status->MPI_SOURCE, status->MPI_TAG, received_bytes(*status));
+}
+
+namespace {
+ReqInfo request_info(const Call& c, ReqKind kind, MPI_Comm comm, int peer, int tag, std::uint64_t bytes, bool persistent) {
+  ReqInfo r;
+  r.kind = kind;
+  r.comm = comm_id(comm);
+  r.peer = peer;
+  r.tag = tag;
+  r.bytes = bytes;
+  r.persistent = persistent;
+  if (!persistent) {
+    r.id = next_request_id();
+    r.active = true;
+    r.recorded = c.on() && r.comm != comms::kNoComm && peer != MPI_PROC_NULL;
+  }
+  return r;
+}
+}  // namespace
+
+void Isend::post(const Call& c, int rc, const void*&, int& count, MPI_Datatype& type, int& dest, int& tag, MPI_Comm& comm,
+                 MPI_Request*& request) {
+  if (rc != MPI_SUCCESS) return;
+  const ReqInfo r = request_info(c, ReqKind::Send, comm, dest, tag, bytes_of(count, type), false);
+  track_request(*request, r);
+  write_start(c, r);
+}
+void Irecv::post(const Call& c, int rc, void*&, int&, MPI_Datatype&, int& source, int& tag, MPI_Comm& comm,
+                 MPI_Request*& request) {
+  if (rc != MPI_SUCCESS) return;
+  const ReqInfo r = request_info(c, ReqKind::Recv, comm, source, tag, 0, false);
+  track_request(*request, r);
+  write_start(c, r);
+}
+void Sendrecv::pre(const Call& c, const void*&, int& scount, MPI_Datatype& stype, int& dest, int& stag, void*&, int&,
+                   MPI_Datatype&, int&, int&, MPI_Comm& comm, MPI_Status*& status) {
+  own_status(status);
+  message(c, RecordType::MpiSend, comm, dest, stag, bytes_of(scount, stype));
+}
+void Sendrecv::post(const Call& c, int rc, const void*&, int&, MPI_Datatype&, int&, int&, void*&, int&, MPI_Datatype&,
+                    int&, int&, MPI_Comm& comm, MPI_Status*& status) {
+  if (rc == MPI_SUCCESS) message(c, RecordType::MpiRecv, comm, status->MPI_SOURCE, status->MPI_TAG, received_bytes(*status));
+}
+void SendrecvReplace::pre(const Call& c, void*&, int& count, MPI_Datatype& type, int& dest, int& stag, int&, int&,
+                          MPI_Comm& comm, MPI_Status*& status) {
+  own_status(status);
+  message(c, RecordType::MpiSend, comm, dest, stag, bytes_of(count, type));
+}
+void SendrecvReplace::post(const Call& c, int rc, void*&, int&, MPI_Datatype&, int&, int&, int&, int&, MPI_Comm& comm,
+                           MPI_Status*& status) {
+  if (rc == MPI_SUCCESS) message(c, RecordType::MpiRecv, comm, status->MPI_SOURCE, status->MPI_TAG, received_bytes(*status));
+}
+void Mprobe::post(const Call&, int rc, int&, int&, MPI_Comm& comm, MPI_Message*& message, MPI_Status*&) {
+  if (rc != MPI_SUCCESS || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC) return;
+  std::lock_guard<std::mutex> lock(g_msg_mutex);
+  g_messages[*message] = comm;
+}
+void Improbe::post(const Call& c, int rc, int& source, int& tag, MPI_Comm& comm, int*& flag, MPI_Message*& message,
+                   MPI_Status*& status) {
+  if (*flag) Mprobe::post(c, rc, source, tag, comm, message, status);
+}
+namespace {
+MPI_Comm take_message(MPI_Message m) {
+  std::lock_guard<std::mutex> lock(g_msg_mutex);
+  auto it = g_messages.find(m);
+  if (it == g_messages.end()) return MPI_COMM_NULL;
+  const MPI_Comm comm = it->second;
+  g_messages.erase(it);
+  return comm;
+}
+thread_local MPI_Comm t_message_comm = MPI_COMM_NULL;  // Mrecv/Imrecv: the matched message's
+thread_local MPI_Comm t_freed_comm = MPI_COMM_NULL;    // Comm_free: the handle before the call
+}  // namespace
+void Mrecv::pre(const Call&, void*&, int&, MPI_Datatype&, MPI_Message*& message, MPI_Status*& status) {
+  own_status(status);
+  t_message_comm = take_message(*message);  // the call sets *message to MPI_MESSAGE_NULL
+}
+void Mrecv::post(const Call& c, int rc, void*&, int&, MPI_Datatype&, MPI_Message*&, MPI_Status*& status) {
+  if (rc == MPI_SUCCESS && t_message_comm != MPI_COMM_NULL)
+    message(c, RecordType::MpiRecv, t_message_comm, status->MPI_SOURCE, status->MPI_TAG, received_bytes(*status));
+}
+void Imrecv::pre(const Call&, void*&, int&, MPI_Datatype&, MPI_Message*& message, MPI_Request*&) {
+  t_message_comm = take_message(*message);
+}
+void Imrecv::post(const Call& c, int rc, void*&, int&, MPI_Datatype&, MPI_Message*&, MPI_Request*& request) {
+  if (rc != MPI_SUCCESS || t_message_comm == MPI_COMM_NULL) return;
+  const ReqInfo r = request_info(c, ReqKind::Recv, t_message_comm, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, false);
+  track_request(*request, r);
+  write_start(c, r);
+}
+void SendInit::post(const Call& c, int rc, const void*&, int& count, MPI_Datatype& type, int& dest, int& tag,
+                    MPI_Comm& comm, MPI_Request*& request) {
+  if (rc == MPI_SUCCESS) track_request(*request, request_info(c, ReqKind::Send, comm, dest, tag, bytes_of(count, type), true));
+}
+void RecvInit::post(const Call& c, int rc, void*&, int&, MPI_Datatype&, int& source, int& tag, MPI_Comm& comm,
+                    MPI_Request*& request) {
+  if (rc == MPI_SUCCESS) track_request(*request, request_info(c, ReqKind::Recv, comm, source, tag, 0, true));
+}
+void Start::post(const Call& c, int rc, MPI_Request*& request) {
+  if (rc == MPI_SUCCESS) start_request(c, *request);
+}
+void Startall::post(const Call& c, int rc, int& count, MPI_Request*& requests) {
+  if (rc != MPI_SUCCESS) return;
+  for (int i = 0; i < count; ++i) start_request(c, requests[i]);
+}
+
+void Wait::pre(const Call&, MPI_Request*& request, MPI_Status*& status) {
+  own_status(status);
+  scratch().request = *request;
+}
+void Wait::post(const Call& c, int rc, MPI_Request*&, MPI_Status*& status) {
+  if (rc == MPI_SUCCESS) complete_request(c, scratch().request, *status);
+}
+void Waitall::pre(const Call&, int& count, MPI_Request*& requests, MPI_Status*& statuses) {
+  copy_requests(count, requests, &statuses);
+}
+void Waitall::post(const Call& c, int rc, int& count, MPI_Request*&, MPI_Status*& statuses) {
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
+  for (int i = 0; i < count; ++i)
+    if (completed(statuses[i], rc)) complete_request(c, scratch().requests[static_cast<std::size_t>(i)], statuses[i]);
+}
+void Waitany::pre(const Call&, int& count, MPI_Request*& requests, int*&, MPI_Status*& status) {
+  copy_requests(count, requests, nullptr);
+  own_status(status);
+}
+void Waitany::post(const Call& c, int rc, int&, MPI_Request*&, int*& index, MPI_Status*& status) {
+  if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED) complete_request(c, scratch().requests[static_cast<std::size_t>(*index)], *status);
+}
+void Waitsome::pre(const Call&, int& count, MPI_Request*& requests, int*&, int*&, MPI_Status*& statuses) {
+  copy_requests(count, requests, &statuses);
+}
+void Waitsome::post(const Call& c, int rc, int&, MPI_Request*&, int*& outcount, int*& indices, MPI_Status*& statuses) {
+  if ((rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) || *outcount == MPI_UNDEFINED) return;
+  for (int k = 0; k < *outcount; ++k)
+    if (completed(statuses[k], rc))
+      complete_request(c, scratch().requests[static_cast<std::size_t>(indices[k])], statuses[k]);
+}
+void Test::pre(const Call&, MPI_Request*& request, int*&, MPI_Status*& status) {
+  own_status(status);
+  scratch().request = *request;
+}
+void Test::post(const Call& c, int rc, MPI_Request*&, int*& flag, MPI_Status*& status) {
+  if (rc != MPI_SUCCESS) return;
+  if (*flag) complete_request(c, scratch().request, *status);
+  else test_request(c, scratch().request);
+}
+void Testall::pre(const Call&, int& count, MPI_Request*& requests, int*&, MPI_Status*& statuses) {
+  copy_requests(count, requests, &statuses);
+}
+void Testall::post(const Call& c, int rc, int& count, MPI_Request*&, int*& flag, MPI_Status*& statuses) {
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
+  for (int i = 0; i < count; ++i) {
+    const MPI_Request r = scratch().requests[static_cast<std::size_t>(i)];
+    if (*flag && completed(statuses[i], rc)) complete_request(c, r, statuses[i]);
+    else if (!*flag) test_request(c, r);
+  }
+}
+void Testany::pre(const Call&, int& count, MPI_Request*& requests, int*&, int*&, MPI_Status*& status) {
+  copy_requests(count, requests, nullptr);
+  own_status(status);
+}
+void Testany::post(const Call& c, int rc, int& count, MPI_Request*&, int*& index, int*& flag, MPI_Status*& status) {
+  if (rc != MPI_SUCCESS) return;
+  if (*flag && *index != MPI_UNDEFINED) {
+    complete_request(c, scratch().requests[static_cast<std::size_t>(*index)], *status);
+  } else if (!*flag) {
+    for (int i = 0; i < count; ++i) test_request(c, scratch().requests[static_cast<std::size_t>(i)]);
+  }
+}
+void Testsome::pre(const Call&, int& count, MPI_Request*& requests, int*&, int*&, MPI_Status*& statuses) {
+  copy_requests(count, requests, &statuses);
+}
+void Testsome::post(const Call& c, int rc, int& count, MPI_Request*&, int*& outcount, int*& indices, MPI_Status*& statuses) {
+  if ((rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) || *outcount == MPI_UNDEFINED) return;
+  if (*outcount == 0) {
+    for (int i = 0; i < count; ++i) test_request(c, scratch().requests[static_cast<std::size_t>(i)]);
+    return;
+  }
+  for (int k = 0; k < *outcount; ++k)
+    if (completed(statuses[k], rc))
+      complete_request(c, scratch().requests[static_cast<std::size_t>(indices[k])], statuses[k]);
+}
+void RequestFree::pre(const Call&, MPI_Request*& request) { scratch().request = *request; }
+void RequestFree::post(const Call& c, int rc, MPI_Request*&) {
+  if (rc == MPI_SUCCESS) free_request(c, scratch().request);
+}
+void Cancel::post(const Call&, int rc, MPI_Request*& request) {
+  if (rc == MPI_SUCCESS) cancel_request(*request);
+}
+
+// ---- Collectives ----
+void coll_begin(const Call& c, MPI_Comm comm) {
+  if (c.on() && comm_id(comm) != comms::kNoComm) c.event(RecordType::MpiCollectiveBegin, 0, 0, {0, 0}, {0, 0}, 0);
+}
+void coll_end(const Call& c, MPI_Comm comm, OTF2_CollectiveOp op, int root, CollBytes bytes) {
+  const comms::CommId id = comm_id(comm);
+  if (!c.on() || id == comms::kNoComm) return;
+  const std::uint64_t r = root < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<std::uint64_t>(root);
+  c.event(RecordType::MpiCollectiveEnd, id, op, {r, bytes.sent}, {bytes.received, 0}, 2);
+}
+
+void Barrier::pre(const Call& c, MPI_Comm& comm) { coll_begin(c, comm); }
+void Barrier::post(const Call& c, int, MPI_Comm& comm) { coll_end(c, comm, OTF2_COLLECTIVE_OP_BARRIER, -1, {}); }
+
+void Bcast::pre(const Call& c, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) { coll_begin(c, comm); }
+void Bcast::post(const Call& c, int, void*&, int& count, MPI_Datatype& type, int& root, MPI_Comm& comm) {
+  const std::uint64_t b = bytes_of(count, type);
+  const bool me = comm_rank(comm) == root;
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_BCAST, root, {me ? b * static_cast<std::uint64_t>(comm_size(comm)) : 0, b});
+}
+
+void Gather::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void Gather::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
+                  MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  const bool me = comm_rank(comm) == root;
+  const std::uint64_t sent = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_GATHER, root,
+           {sent, me ? bytes_of(rcount, rtype) * static_cast<std::uint64_t>(comm_size(comm)) : 0});
+}
+void Gatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, const int*&, const int*&, MPI_Datatype&, int&,
+                  MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void Gatherv::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, const int*& rcounts,
+                   const int*&, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  const int me = comm_rank(comm);
+  const std::uint64_t sent = sbuf == MPI_IN_PLACE ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype);
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_GATHERV, root, {sent, me == root ? sum_bytes(rcounts, rtype, comm_size(comm)) : 0});
+}
+void Scatter::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void Scatter::post(const Call& c, int, const void*&, int& scount, MPI_Datatype& stype, void*& rbuf, int& rcount,
+                   MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  const bool me = comm_rank(comm) == root;
+  const std::uint64_t received = rbuf == MPI_IN_PLACE ? bytes_of(scount, stype) : bytes_of(rcount, rtype);
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_SCATTER, root,
+           {me ? bytes_of(scount, stype) * static_cast<std::uint64_t>(comm_size(comm)) : 0, received});
+}
+void Scatterv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_Datatype&, void*&, int&, MPI_Datatype&, int&,
+                   MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void Scatterv::post(const Call& c, int, const void*&, const int*& scounts, const int*&, MPI_Datatype& stype, void*& rbuf,
+                    int& rcount, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  const int me = comm_rank(comm);
+  const std::uint64_t received = rbuf == MPI_IN_PLACE ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype);
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_SCATTERV, root,
+           {me == root ? sum_bytes(scounts, stype, comm_size(comm)) : 0, received});
+}
+void Allgather::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void Allgather::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
+                     MPI_Datatype& rtype, MPI_Comm& comm) {
+  const auto n = static_cast<std::uint64_t>(comm_size(comm));
+  const std::uint64_t s = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLGATHER, -1, {n * s, n * bytes_of(rcount, rtype)});
+}
+void Allgatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, const int*&, const int*&, MPI_Datatype&,
+                     MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void Allgatherv::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, const int*& rcounts,
+                      const int*&, MPI_Datatype& rtype, MPI_Comm& comm) {
+  const int n = comm_size(comm);
+  const std::uint64_t s = sbuf == MPI_IN_PLACE ? bytes_of(rcounts[comm_rank(comm)], rtype) : bytes_of(scount, stype);
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLGATHERV, -1, {static_cast<std::uint64_t>(n) * s, sum_bytes(rcounts, rtype, n)});
+}
+void Alltoall::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void Alltoall::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
+                    MPI_Datatype& rtype, MPI_Comm& comm) {
+  const auto n = static_cast<std::uint64_t>(comm_size(comm));
+  const std::uint64_t s = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLTOALL, -1, {n * s, n * bytes_of(rcount, rtype)});
+}
+void Alltoallv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_Datatype&, void*&, const int*&, const int*&,
+                    MPI_Datatype&, MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void Alltoallv::post(const Call& c, int, const void*& sbuf, const int*& scounts, const int*&, MPI_Datatype& stype, void*&,
+                     const int*& rcounts, const int*&, MPI_Datatype& rtype, MPI_Comm& comm) {
+  const int n = comm_size(comm);
+  const std::uint64_t received = sum_bytes(rcounts, rtype, n);
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLTOALLV, -1, {sbuf == MPI_IN_PLACE ? received : sum_bytes(scounts, stype, n), received});
+}
+void Alltoallw::pre(const Call& c, const void*&, const int*&, const int*&, const MPI_Datatype*&, void*&, const int*&,
+                    const int*&, const MPI_Datatype*&, MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void Alltoallw::post(const Call& c, int, const void*& sbuf, const int*& scounts, const int*&, const MPI_Datatype*& stypes,
+                     void*&, const int*& rcounts, const int*&, const MPI_Datatype*& rtypes, MPI_Comm& comm) {
+  const int n = comm_size(comm);
+  std::uint64_t sent = 0, received = 0;
+  for (int i = 0; i < n; ++i) {
+    received += bytes_of(rcounts[i], rtypes[i]);
+    if (sbuf != MPI_IN_PLACE) sent += bytes_of(scounts[i], stypes[i]);
+  }
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLTOALLW, -1, {sbuf == MPI_IN_PLACE ? received : sent, received});
+}
+void Reduce::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, int&, MPI_Comm& comm) { coll_begin(c, comm); }
+void Reduce::post(const Call& c, int, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, int& root, MPI_Comm& comm) {
+  const std::uint64_t b = bytes_of(count, type);
+  const bool me = comm_rank(comm) == root;
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE, root, {b, me ? b * static_cast<std::uint64_t>(comm_size(comm)) : 0});
+}
+void Allreduce::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) { coll_begin(c, comm); }
+void Allreduce::post(const Call& c, int, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm) {
+  const std::uint64_t b = bytes_of(count, type) * static_cast<std::uint64_t>(comm_size(comm));
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLREDUCE, -1, {b, b});
+}
+void ReduceScatter::pre(const Call& c, const void*&, void*&, const int*&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void ReduceScatter::post(const Call& c, int, const void*&, void*&, const int*& rcounts, MPI_Datatype& type, MPI_Op&,
+                         MPI_Comm& comm) {
+  const int n = comm_size(comm);
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER, -1,
+           {sum_bytes(rcounts, type, n), static_cast<std::uint64_t>(n) * bytes_of(rcounts[comm_rank(comm)], type)});
+}
+void ReduceScatterBlock::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) {
+  coll_begin(c, comm);
+}
+void ReduceScatterBlock::post(const Call& c, int, const void*&, void*&, int& rcount, MPI_Datatype& type, MPI_Op&,
+                              MPI_Comm& comm) {
+  const std::uint64_t b = bytes_of(rcount, type) * static_cast<std::uint64_t>(comm_size(comm));
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK, -1, {b, b});
+}
+
+// ---- Communicators ----
+void CommFree::pre(const Call&, MPI_Comm*& comm) { t_freed_comm = *comm; }
+void CommFree::post(const Call&, int rc, MPI_Comm*&) {
+  if (rc == MPI_SUCCESS) untrack_comm(t_freed_comm);
+}
+
+}  // namespace prof::mpi::sem
