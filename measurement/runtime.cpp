@@ -37,6 +37,7 @@
 #include "measurement/memory/pool.hpp"
 #include "measurement/mpp.hpp"
 #include "measurement/timer.hpp"
+#include "measurement/profiling/profile_merge.hpp"
 #include "measurement/profiling/profile_writer.hpp"
 #include "measurement/unify.hpp"
 #include "otf2-writer/trace_writer.hpp"
@@ -735,9 +736,20 @@ void finalize(int exit_status) {
   if (v.enable_profiling || v.summary) {
     cube4::Profile profile;
     std::string err;
-    if (!build_profile(locs, last, &profile, &err)) {
-      log::error("%s; no profile written", err.c_str());
-    } else {
+    bool built = build_profile(locs, last, &profile, &err);
+    if (!built) log::error("%s; no profile written", err.c_str());
+    if (s->mpp) {
+      // One profile for the job: every rank takes part, also one without a profile of its own.
+      if (built) {
+        profile.process = std::string(s->mpp->paradigm()) + " Rank " + std::to_string(s->rank);
+        profile.rank = s->rank;
+      }
+      if (!built) profile = cube4::Profile{};
+      std::string merge_err;
+      if (!profile_merge::gather(s->mpp, &profile, &merge_err)) log::error("%s; the profile is not written", merge_err.c_str());
+      built = s->rank == 0 && !profile.cnodes.empty() && merge_err.empty();
+    }
+    if (built) {
       if (v.enable_profiling) {
         std::lock_guard<std::mutex> lock(s->mutex);
         if (ready_locked(*s)) {

@@ -4,77 +4,15 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "measurement/bytes.hpp"
 #include "measurement/mpp.hpp"
 
 namespace prof::unify {
 
 namespace {
 
-// A byte stream of little-endian integers and length-prefixed strings (all processes of one
-// job share the architecture).
-class Out {
- public:
-  void u8(std::uint8_t v) { buf_.push_back(static_cast<char>(v)); }
-  void u32(std::uint32_t v) { raw(&v, sizeof v); }
-  void u64(std::uint64_t v) { raw(&v, sizeof v); }
-  void str(const std::string& s) {
-    u64(s.size());
-    raw(s.data(), s.size());
-  }
-  std::vector<char>& bytes() { return buf_; }
-
- private:
-  void raw(const void* p, std::size_t n) {
-    const char* c = static_cast<const char*>(p);
-    buf_.insert(buf_.end(), c, c + n);
-  }
-  std::vector<char> buf_;
-};
-
-class In {
- public:
-  In(const char* p, std::size_t n) : p_(p), end_(p + n) {}
-  bool ok() const { return ok_; }
-  bool done() const { return p_ == end_; }
-  std::uint8_t u8() {
-    std::uint8_t v = 0;
-    raw(&v, 1);
-    return v;
-  }
-  std::uint32_t u32() {
-    std::uint32_t v = 0;
-    raw(&v, sizeof v);
-    return v;
-  }
-  std::uint64_t u64() {
-    std::uint64_t v = 0;
-    raw(&v, sizeof v);
-    return v;
-  }
-  std::string str() {
-    std::uint64_t n = u64();
-    if (!ok_ || n > static_cast<std::uint64_t>(end_ - p_)) {
-      ok_ = false;
-      return {};
-    }
-    std::string s(p_, n);
-    p_ += n;
-    return s;
-  }
-
- private:
-  void raw(void* v, std::size_t n) {
-    if (!ok_ || static_cast<std::size_t>(end_ - p_) < n) {
-      ok_ = false;
-      return;
-    }
-    std::memcpy(v, p_, n);
-    p_ += n;
-  }
-  const char* p_;
-  const char* end_;
-  bool ok_ = true;
-};
+using Out = bytes::Writer;
+using In = bytes::Reader;
 
 void put_region(Out& o, const regions::RegionDef& r) {
   o.str(r.name);
@@ -101,7 +39,7 @@ regions::RegionDef get_region(In& in) {
 std::string region_key(const regions::RegionDef& r) {
   Out o;
   put_region(o, r);
-  return std::string(o.bytes().begin(), o.bytes().end());
+  return std::string(o.data().begin(), o.data().end());
 }
 
 // A communicator's identity across processes (parents by the same key).
@@ -113,7 +51,7 @@ std::string comm_key(const comms::CommDef& c) {
     o.u32(c.key_rank);
     o.u64(c.key_serial);
   }
-  return std::string(o.bytes().begin(), o.bytes().end());
+  return std::string(o.data().begin(), o.data().end());
 }
 
 // A communicator as exchanged: its definition with the parent given by key.
@@ -141,7 +79,7 @@ CommEntry get_comm(In& in) {
   c.key_rank = in.u32();
   c.key_serial = in.u64();
   c.name = in.str();
-  const std::uint64_t n = in.u64();
+  const std::uint64_t n = in.count(4);
   for (std::uint64_t i = 0; i < n && in.ok(); ++i) c.members.push_back(in.u32());
   c.inter = in.u8() != 0;
   e.parent_key = in.str();
@@ -208,7 +146,7 @@ struct Set {
     for (const auto& c : comms) put_comm(o, c);
     o.u64(processes.size());
     for (const auto& p : processes) put_process(o, p);
-    return std::move(o.bytes());
+    return std::move(o.data());
   }
 
   // Merges another process's set: its new keys after ours, in its order (so a parent
@@ -237,10 +175,33 @@ bool bcast_bytes(Mpp* mpp, std::vector<char>* data) {
 
 }  // namespace
 
+bool tree_reduce(Mpp* mpp, const std::function<std::vector<char>()>& encode,
+                 const std::function<bool(const std::vector<char>&)>& merge, const char* what, std::string* error) {
+  const std::uint32_t rank = mpp ? mpp->rank() : 0, size = mpp ? mpp->size() : 1;
+  for (std::uint32_t step = 1; step < size; step <<= 1) {
+    if (rank % (2 * step) == step) {
+      const std::vector<char> bytes = encode();
+      if (!mpp->send(rank - step, bytes.data(), bytes.size())) {
+        *error = std::string("unification: sending the ") + what + " to rank " + std::to_string(rank - step) + " failed";
+        return false;
+      }
+      return true;
+    }
+    if (rank % (2 * step) == 0 && rank + step < size) {
+      std::vector<char> bytes;
+      if (!mpp->recv(rank + step, &bytes) || !merge(bytes)) {
+        *error = std::string("unification: the ") + what + " of rank " + std::to_string(rank + step) + " were not received intact";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 std::vector<char> encode(const ProcessPart& p) {
   Out o;
   put_process(o, p);
-  return std::move(o.bytes());
+  return std::move(o.data());
 }
 
 bool decode(const std::vector<char>& bytes, ProcessPart* p) {
@@ -268,24 +229,9 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
   }
   set.processes.push_back(std::move(self));
 
-  // The reduction tree.
-  for (std::uint32_t step = 1; step < size; step <<= 1) {
-    if (rank % (2 * step) == step) {
-      const std::vector<char> bytes = set.encode();
-      if (!mpp->send(rank - step, bytes.data(), bytes.size())) {
-        *error = "unification: sending definitions to rank " + std::to_string(rank - step) + " failed";
-        return false;
-      }
-      break;
-    }
-    if (rank % (2 * step) == 0 && rank + step < size) {
-      std::vector<char> bytes;
-      if (!mpp->recv(rank + step, &bytes) || !set.merge(bytes)) {
-        *error = "unification: definitions from rank " + std::to_string(rank + step) + " were not received intact";
-        return false;
-      }
-    }
-  }
+  if (!tree_reduce(mpp, [&] { return set.encode(); }, [&](const std::vector<char>& b) { return set.merge(b); },
+                   "definitions", error))
+    return false;
 
   // The global keys to every process.
   std::vector<char> keys;
@@ -297,7 +243,7 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
     for (const auto& r : set.regions) o.str(region_key(r));
     o.u64(set.comms.size());
     for (const auto& c : set.comms) o.str(comm_key(c.def));
-    keys = std::move(o.bytes());
+    keys = std::move(o.data());
   }
   if (mpp && !bcast_bytes(mpp, &keys)) {
     *error = "unification: broadcasting the global definitions failed";

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,12 @@ struct Result {
 /// Collective: every process calls it. False with a one-line error when an exchange failed.
 bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& regions,
            const std::vector<comms::CommDef>& comms, Result* out, std::string* error);
+
+/// The reduction tree over all processes: in step k, process r with bit k set sends encode() to
+/// r - 2^k and stops; the receiver merge()s it. Rank 0 ends with everything merged, after log2(P)
+/// steps. `what` names the data in errors. Collective. mpp nullptr: nothing to do.
+bool tree_reduce(Mpp* mpp, const std::function<std::vector<char>()>& encode,
+                 const std::function<bool(const std::vector<char>&)>& merge, const char* what, std::string* error);
 
 /// Serialisation of the parts, exposed for the unit test.
 std::vector<char> encode(const ProcessPart& p);

@@ -48,6 +48,13 @@ std::string validate(const Profile& p) {
   if (!(e = size_check("time_incl", p.time_incl.size())).empty()) return e;
   if (!(e = size_check("min_time", p.min_time.size())).empty()) return e;
   if (!(e = size_check("max_time", p.max_time.size())).empty()) return e;
+  if (!p.groups.empty()) {
+    if (p.location_group.size() != l) return "location_group does not give a group for every location";
+    for (std::size_t i = 0; i < l; ++i) {
+      if (p.location_group[i] >= p.groups.size()) return "location " + std::to_string(i) + " has no valid group";
+      if (i > 0 && p.location_group[i] < p.location_group[i - 1]) return "the locations are not ordered by group";
+    }
+  }
   for (const ExtraMetric& m : p.extra_metrics) {
     if (m.uniq_name.empty()) return "an extra metric has an empty uniq_name";
     if (!(e = size_check(("metric " + m.uniq_name).c_str(), m.values.size())).empty()) return e;
@@ -241,22 +248,43 @@ std::string build_anchor(const Profile& p, const std::vector<std::vector<std::si
   x.raw("<systemtreenode Id=\"0\">\n");
   x.element("name", "machine " + (p.machine.empty() ? std::string("Linux") : p.machine));
   x.element("class", "machine");
-  x.raw("<systemtreenode Id=\"1\">\n");
-  x.element("name", "node " + (p.node.empty() ? std::string("unknown") : p.node));
-  x.element("class", "node");
-  x.raw("<locationgroup Id=\"0\">\n");
-  x.element("name", p.process.empty() ? std::string("Process") : p.process);
-  x.element("rank", std::to_string(p.rank));
-  x.element("type", "process");
-  for (std::size_t l = 0; l < p.locations.size(); ++l) {
-    x.raw("<location Id=\"").num(static_cast<long long>(l)).raw("\">\n");
-    x.element("name", p.locations[l]);
-    x.element("rank", std::to_string(l));
-    x.element("type", "thread");
-    x.raw("</location>\n");
+  // One process, or a job of several: a node per distinct host (in order of first appearance),
+  // its processes' location groups, their locations (Ids = column order).
+  std::vector<Profile::Group> groups = p.groups;
+  std::vector<std::uint32_t> group_of = p.location_group;
+  if (groups.empty()) {
+    groups.push_back({p.process.empty() ? std::string("Process") : p.process, p.rank, p.node});
+    group_of.assign(p.locations.size(), 0);
   }
-  x.raw("</locationgroup>\n");
-  x.raw("</systemtreenode>\n");
+  std::vector<std::string> nodes;
+  for (const auto& g : groups) {
+    bool seen = false;
+    for (const auto& n : nodes) seen = seen || n == g.node;
+    if (!seen) nodes.push_back(g.node);
+  }
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    x.raw("<systemtreenode Id=\"").num(static_cast<long long>(n + 1)).raw("\">\n");
+    x.element("name", "node " + (nodes[n].empty() ? std::string("unknown") : nodes[n]));
+    x.element("class", "node");
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (groups[g].node != nodes[n]) continue;
+      x.raw("<locationgroup Id=\"").num(static_cast<long long>(g)).raw("\">\n");
+      x.element("name", groups[g].name.empty() ? std::string("Process") : groups[g].name);
+      x.element("rank", std::to_string(groups[g].rank));
+      x.element("type", "process");
+      std::size_t thread = 0;
+      for (std::size_t l = 0; l < p.locations.size(); ++l) {
+        if (group_of[l] != g) continue;
+        x.raw("<location Id=\"").num(static_cast<long long>(l)).raw("\">\n");
+        x.element("name", p.locations[l]);
+        x.element("rank", std::to_string(thread++));
+        x.element("type", "thread");
+        x.raw("</location>\n");
+      }
+      x.raw("</locationgroup>\n");
+    }
+    x.raw("</systemtreenode>\n");
+  }
   x.raw("</systemtreenode>\n");
   x.raw("</system>\n");
   x.raw("</cube>\n");

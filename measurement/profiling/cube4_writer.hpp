@@ -41,9 +41,19 @@ struct Profile {
   std::vector<Region> regions;
   std::vector<CallNode> cnodes;              // exactly one root (cnodes[0]); a child always after its parent
   std::string machine = "Linux", node;       // system tree: machine -> node -> process -> locations
-  std::string process = "Process";           // location group name (MPI later: "MPI Rank <r>")
+  std::string process = "Process";           // location group name (one process: groups empty)
   std::int64_t rank = 0;
   std::vector<std::string> locations;        // one CPU-thread location per column, e.g. "Master thread", "Pthread thread 1"
+  /// Several processes (an MPI job): one location group each, on its node; then location_group
+  /// gives each location's group, and the locations of a group are consecutive, groups in order.
+  /// Empty: one process (process, rank, node above).
+  struct Group {
+    std::string name;  // "MPI Rank 3"
+    std::int64_t rank = 0;
+    std::string node;
+  };
+  std::vector<Group> groups;
+  std::vector<std::uint32_t> location_group;
   // Values per (cnode, location), index cnode * locations.size() + location. All EXCLUSIVE of children
   // except `time_incl`, which is inclusive (the writer converts to whatever each metric's kind needs).
   std::vector<std::uint64_t> visits;
