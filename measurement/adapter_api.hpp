@@ -44,6 +44,8 @@ PROF_API std::string effective_config();
 PROF_API void defer_ready();
 PROF_API void set_mpp(Mpp* mpp);
 PROF_API bool ready(std::uint32_t rank);
+/// The process is being stopped by a signal: end any wait for other processes now.
+PROF_API bool stop_requested();
 /// Writes everything now (collective with an Mpp; `exit_status` for ProgramEnd); later finalize
 /// calls do nothing.
 PROF_API void finalize(int exit_status);

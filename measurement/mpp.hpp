@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace prof {
@@ -16,6 +17,10 @@ class Mpp {
   virtual std::uint32_t size() const = 0;
   /// "MPI": names the location groups ("MPI Rank 3") and the paradigm of the communicators.
   virtual const char* paradigm() const = 0;
+  /// The start of the write-out: whether every process reached it within the configured timeout
+  /// (shorter once api::stop_requested()). Without it no collective may run; `why` then names
+  /// the processes that did not arrive, or the reason.
+  virtual bool arrive(std::string* why) = 0;
   // Collectives over all processes; every process calls them in the same order. false = failed
   // (the caller reports it once and gives up the exchange).
   virtual bool barrier() = 0;

@@ -86,6 +86,7 @@ struct State {
 State* g_state = nullptr;  // never destroyed
 std::atomic<int> g_init_state{0};   // 0 none, 1 running, 2 done
 std::atomic<bool> g_finalized{false};
+std::atomic<bool> g_in_signal{false};  // finalize runs from a fatal signal: the job is being stopped
 
 void release_chunk(void* c) { g_state->events.release(c); }
 // For buffers that are done for good: the memory goes back to the system too.
@@ -352,12 +353,19 @@ constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTE
 
 void on_fatal_signal(int sig) {
   static std::atomic<int> in_handler{0};
+  if ((sig == SIGTERM || sig == SIGINT) && g_finalized.load() && in_handler.load() == 0) {
+    // The write-out is already running (the program ended; mpirun now stops the job because
+    // another rank failed): let it finish quickly instead of dying with the data unwritten.
+    g_in_signal.store(true);
+    return;
+  }
   if (in_handler.exchange(1) == 0 && !g_finalized.load()) {
     char msg[160];
     int n = std::snprintf(msg, sizeof msg, "prof: error: the program was stopped by signal %d (%s); writing the data measured so far\n",
                           sig, strsignal(sig));
     if (n > 0) { ssize_t w = ::write(2, msg, static_cast<std::size_t>(n)); (void)w; }
     ::alarm(30);
+    g_in_signal.store(true);
     if (Location* loc = tls_location) loc->busy = false;  // the handler may interrupt a hook
     finalize(128 + sig);
   }
@@ -607,6 +615,8 @@ void defer_ready() {
   if (g_state) g_state->deferred = true;
 }
 
+bool stop_requested() { return g_in_signal.load(); }
+
 void set_mpp(Mpp* mpp) {
   if (!g_state) return;
   std::lock_guard<std::mutex> lock(g_state->mutex);
@@ -680,6 +690,27 @@ void finalize(int exit_status) {
   if (const char* w = timer::finalize()) log::warning("%s", w);
   Timestamp last = timer::now();
 
+  // With other processes: are they all here? Without all of them no collective may run (a dead
+  // rank would block the rest); then each process writes its own data, marked incomplete.
+  bool together = true;
+  if (s->mpp) {
+    std::string why;
+    together = s->mpp->arrive(&why);
+    if (!together) {
+      log::error("%s; this rank writes its own data, unmerged, and marks the experiment incomplete", why.c_str());
+      std::lock_guard<std::mutex> lock(s->mutex);
+      if (s->is_ready) {
+        const std::string marker = s->directory + "/incomplete.rank" + std::to_string(s->rank);
+        if (FILE* f = std::fopen(marker.c_str(), "w")) {
+          std::fprintf(f, "This experiment is incomplete: %s.\nRank %u wrote its own profile (%s.rank%u.cubex); its trace "
+                          "events have no definitions.\n",
+                       why.c_str(), s->rank, v.profiling_base_name.c_str(), s->rank);
+          std::fclose(f);
+        }
+      }
+    }
+  }
+
   if (v.enable_tracing) {
     std::lock_guard<std::mutex> lock(s->mutex);
     s->events.trim();  // free chunks go back before OTF2 needs memory to close its files
@@ -702,7 +733,7 @@ void finalize(int exit_status) {
     }
     unify::Result unified;
     std::string err;
-    const bool unified_ok = (s->writer.is_open() || s->mpp) &&
+    const bool unified_ok = together && (s->writer.is_open() || s->mpp) &&
                             unify::unify(s->mpp, self, regions::snapshot(), comms::snapshot(), &unified, &err);
     if (!unified_ok && !err.empty()) log::error("%s; the trace is not written", err.c_str());
     if (unified_ok && s->writer.is_open()) {
@@ -738,7 +769,12 @@ void finalize(int exit_status) {
     std::string err;
     bool built = build_profile(locs, last, &profile, &err);
     if (!built) log::error("%s; no profile written", err.c_str());
-    if (s->mpp) {
+    std::string profile_name = v.profiling_base_name;
+    if (s->mpp && !together) {
+      profile.process = std::string(s->mpp->paradigm()) + " Rank " + std::to_string(s->rank);
+      profile.rank = s->rank;
+      profile_name += ".rank" + std::to_string(s->rank);
+    } else if (s->mpp) {
       // One profile for the job: every rank takes part, also one without a profile of its own.
       if (built) {
         profile.process = std::string(s->mpp->paradigm()) + " Rank " + std::to_string(s->rank);
@@ -753,7 +789,7 @@ void finalize(int exit_status) {
       if (v.enable_profiling) {
         std::lock_guard<std::mutex> lock(s->mutex);
         if (ready_locked(*s)) {
-          std::string path = s->directory + "/" + v.profiling_base_name + ".cubex";
+          std::string path = s->directory + "/" + profile_name + ".cubex";
           if (!cube4::write(path, profile, &err)) log::error("%s", err.c_str());
           else log::info(1, "profile written: %s", path.c_str());
         }

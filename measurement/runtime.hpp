@@ -40,6 +40,9 @@ void defer_ready();
 /// The other processes of the job (the MPI adapter, inside MPI_Init, before ready()): the ready
 /// step and the final write-out become collective over them. `mpp` must live until the end.
 PROF_API void set_mpp(Mpp* mpp);
+/// The process is being stopped (a fatal signal during or before the write-out): waits for other
+/// processes must end now.
+bool stop_requested();
 
 /// A new chunk of profile-node memory for `loc` (its arena). False when the pool cannot spare
 /// one: every live tracing location keeps at least one chunk for its trace. Owner thread.

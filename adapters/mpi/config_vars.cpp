@@ -39,6 +39,17 @@ const Var kMpiVars[] = {
      "does not complete a request (many of them in polling loops). Example: "
      "`PROF_MPI_ENABLE_GROUPS=default,type` or `PROF_MPI_ENABLE_GROUPS=all,~env`.",
      kMpiGroups},
+    {"FINALIZE_TIMEOUT", Type::Number, "60", &g_values.mpi_finalize_timeout,
+     "Seconds the ranks wait for each other at the end before each writes its data alone.",
+     "The unified trace and profile need every rank at the end of the run. prof waits this "
+     "long for all ranks (a non-blocking barrier on its own communicator, so a rank that "
+     "died or hangs cannot block the others). If some never arrive, every rank that did "
+     "writes its own profile (profile.rank<r>.cubex) and a marker file "
+     "(incomplete.rank<r>) naming the missing ranks, and the trace is left without its "
+     "definitions, so that no archive claims to be complete. When the job is being stopped "
+     "(a signal, e.g. mpirun ending the job after a rank failed), prof waits at most one "
+     "more second.",
+     nullptr, 1, 86400},
     {},
 };
 

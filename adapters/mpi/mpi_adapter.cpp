@@ -11,8 +11,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -31,6 +33,7 @@ std::uint64_t g_groups = 0;
 MPI_Comm g_comm = MPI_COMM_NULL;  // prof's own traffic: a private duplicate of MPI_COMM_WORLD
 std::uint32_t g_rank = 0, g_size = 1;
 std::atomic<bool> g_user_finalized{false};
+std::atomic<bool> g_aborted{false};
 std::atomic<std::uint64_t> g_next_request{1};
 std::atomic<std::uint64_t> g_comm_serial{0};  // communicators this rank created as their rank 0
 thread_local int t_depth = 0;                 // MPI wrappers active on this thread
@@ -70,6 +73,7 @@ class PmpiMpp : public Mpp {
   std::uint32_t rank() const override { return g_rank; }
   std::uint32_t size() const override { return g_size; }
   const char* paradigm() const override { return "MPI"; }
+  bool arrive(std::string* why) override;
   bool barrier() override { return PMPI_Barrier(g_comm) == MPI_SUCCESS; }
   bool bcast(void* data, std::uint64_t bytes, std::uint32_t root) override {
     char* p = static_cast<char*>(data);
@@ -122,6 +126,7 @@ class PmpiMpp : public Mpp {
 
  private:
   static constexpr int kTag = 4711;
+  static constexpr int kArriveTag = 4712;
   bool to_ints(const std::uint64_t* bytes, std::vector<int>* counts, std::vector<int>* displs) {
     std::uint64_t at = 0;
     for (std::uint32_t r = 0; r < g_size; ++r) {
@@ -134,6 +139,67 @@ class PmpiMpp : public Mpp {
   }
 };
 PmpiMpp g_mpp;
+
+// Every rank tells rank 0 that it arrived (so that rank 0 can name the missing ones) and enters a
+// non-blocking barrier, polled until the deadline: a dead or hanging rank cannot block the others.
+bool PmpiMpp::arrive(std::string* why) {
+  if (g_aborted.load()) {
+    *why = "MPI_Abort was called";
+    return false;
+  }
+  int finalized = 0;
+  PMPI_Finalized(&finalized);
+  if (finalized || g_comm == MPI_COMM_NULL) {
+    *why = "MPI is no longer usable";
+    return false;
+  }
+  const std::uint64_t limit = api::values().mpi_finalize_timeout;
+  bool urgent = api::stop_requested();
+  int me = static_cast<int>(g_rank);
+  MPI_Request sent = MPI_REQUEST_NULL, barrier = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> arrivals;
+  std::vector<int> who(g_size, -1);
+  if (g_rank == 0)
+    for (std::uint32_t r = 1; r < g_size; ++r) {
+      arrivals.push_back(MPI_REQUEST_NULL);
+      PMPI_Irecv(&who[r], 1, MPI_INT, static_cast<int>(r), kArriveTag, g_comm, &arrivals.back());
+    }
+  else
+    PMPI_Isend(&me, 1, MPI_INT, 0, kArriveTag, g_comm, &sent);
+  PMPI_Ibarrier(g_comm, &barrier);
+  const double start = PMPI_Wtime();
+  double deadline = start + static_cast<double>(urgent ? std::min<std::uint64_t>(limit, 1) : limit);
+  int done = 0;
+  for (;;) {
+    PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+    const double now = PMPI_Wtime();
+    if (done || now > deadline) break;
+    if (!urgent && api::stop_requested()) {  // the job is being stopped: a short grace, then alone
+      urgent = true;
+      deadline = std::min(deadline, now + 0.3);
+    }
+    ::usleep(1000);
+  }
+  if (done) {
+    PMPI_Waitall(static_cast<int>(arrivals.size()), arrivals.data(), MPI_STATUSES_IGNORE);
+    PMPI_Wait(&sent, MPI_STATUS_IGNORE);
+    return true;
+  }
+  std::string missing;
+  if (g_rank == 0) {
+    for (std::size_t i = 0; i < arrivals.size(); ++i) {
+      int arrived = 0;
+      PMPI_Test(&arrivals[i], &arrived, MPI_STATUS_IGNORE);
+      if (!arrived) missing += (missing.empty() ? "" : ", ") + std::to_string(i + 1);
+    }
+  }
+  char waited[32];
+  std::snprintf(waited, sizeof waited, "%.1f", PMPI_Wtime() - start);
+  *why = (missing.empty() ? std::string("some rank (rank 0 names it)") : "rank(s) " + missing) +
+         " did not reach the end of the measurement; waited " + waited + " s" +
+         (urgent ? " (the job is being stopped)" : "") + ", PROF_MPI_FINALIZE_TIMEOUT=" + std::to_string(limit);
+  return false;
+}
 
 // The user's MPI_Finalize happened: at exit, write the experiment, then finalise MPI.
 void finalize_at_exit(int status, void*) {
@@ -417,6 +483,8 @@ int user_finalize() {
 }
 
 bool user_finalized() { return g_user_finalized.load(); }
+
+void user_abort() { g_aborted.store(true); }
 
 }  // namespace prof::mpi
 

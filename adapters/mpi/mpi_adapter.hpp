@@ -101,5 +101,7 @@ void after_init();
 int user_finalize();
 /// What MPI_Finalized answers: true once the user called MPI_Finalize.
 bool user_finalized();
+/// MPI_Abort is being called: the job ends now; nothing collective may run any more.
+void user_abort();
 
 }  // namespace prof::mpi

@@ -74,6 +74,10 @@ struct Finalized : None {
   }
 };
 
+struct Abort : None {
+  static void pre(const Call&, MPI_Comm&, int&) { user_abort(); }
+};
+
 // ---- Point to point ----
 struct Send : None {
   static void pre(const Call& c, const void*&, int& count, MPI_Datatype& type, int& dest, int& tag, MPI_Comm& comm);

@@ -100,6 +100,7 @@ struct Values {
   std::uint64_t verbose = 0;         ///< 0, 1 or 2
   std::uint64_t pthread_enable = 0;  ///< bits of PthreadFeature
   std::uint64_t mpi_enable_groups = 0;  ///< bits of MpiGroup
+  std::uint64_t mpi_finalize_timeout = 60;  ///< seconds
   std::uint64_t profiling_max_callpath_depth = 100;
   std::string profiling_base_name = "profile";
   bool summary = false;
