@@ -40,7 +40,7 @@ const Var kMpiVars[] = {
      "`PROF_MPI_ENABLE_GROUPS=default,type` or `PROF_MPI_ENABLE_GROUPS=all,~env`.",
      kMpiGroups},
     {"FINALIZE_TIMEOUT", Type::Number, "60", &g_values.mpi_finalize_timeout,
-     "Seconds the ranks wait for each other at the end before each writes its data alone.",
+     "Seconds the ranks wait for each other at the end of the run.",
      "The unified trace and profile need every rank at the end of the run. prof waits this "
      "long for all ranks (a non-blocking barrier on its own communicator, so a rank that "
      "died or hangs cannot block the others). If some never arrive, every rank that did "
