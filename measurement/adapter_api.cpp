@@ -33,6 +33,14 @@ void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::
   prof::event(loc, t, type, ref, aux, p, n);
 }
 
+void add_bytes(Location* loc, std::uint64_t sent, std::uint64_t received) {
+  if (!loc->profiling || !loc->current_node || (sent == 0 && received == 0)) return;
+  if (!loc->bytes) loc->bytes = new std::unordered_map<const ProfileNode*, std::pair<std::uint64_t, std::uint64_t>>;
+  auto& b = (*loc->bytes)[loc->current_node];
+  b.first += sent;
+  b.second += received;
+}
+
 RegionId define_region(const regions::RegionDef& def) { return regions::define(def); }
 comms::CommId define_comm(const comms::CommDef& def) { return comms::define(def); }
 const config::Values& values() { return config::g_values; }

@@ -34,6 +34,8 @@ PROF_API void leave(Location* loc, RegionId region);
 /// A trace record with payload slots (see record.hpp); nothing when `loc` does not trace.
 PROF_API void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux,
                     const Payload* p, unsigned n);
+/// Adds message bytes to the profile's call path `loc` is in now (the MPI call's own path).
+PROF_API void add_bytes(Location* loc, std::uint64_t sent, std::uint64_t received);
 PROF_API RegionId define_region(const regions::RegionDef& def);
 PROF_API comms::CommId define_comm(const comms::CommDef& def);
 /// The parsed configuration (valid after init()).

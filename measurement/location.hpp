@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "measurement/buffer.hpp"
 #include "measurement/compiler.hpp"
@@ -77,6 +79,8 @@ struct Location {
   ProfileNode root_node{};                 ///< the program-root region; every path starts here
   NodeArena arena;
   ProfileFull full;                        ///< "PROFILE MEMORY FULL" call paths, when the pool is empty
+  /// Bytes sent and received per call path (MPI), created on the first message; owner thread.
+  std::unordered_map<const ProfileNode*, std::pair<std::uint64_t, std::uint64_t>>* bytes = nullptr;
 
   // Identity.
   std::uint32_t index = 0;        ///< creation order in the process; 0 = first (normally main)

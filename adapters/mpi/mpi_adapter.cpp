@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -46,8 +47,33 @@ std::mutex g_regions_mutex;
 
 std::mutex g_comm_mutex;
 std::unordered_map<MPI_Comm, comms::CommId> g_comms;
+// Active requests by handle. A handle may stand for several requests at once: Open MPI returns
+// one shared, already completed request object for every small send that left at once. Each
+// handle thus keeps a queue, and a completion takes the oldest active request of its handle.
 std::mutex g_req_mutex;
-std::unordered_map<MPI_Request, ReqInfo> g_requests;
+std::unordered_map<MPI_Request, std::deque<ReqInfo>> g_requests;
+
+// The oldest active (or, with `any`, oldest) request of `req`; nullptr if none. Lock held.
+ReqInfo* find_request(MPI_Request req, bool any = false) {
+  auto it = g_requests.find(req);
+  if (it == g_requests.end()) return nullptr;
+  for (ReqInfo& r : it->second)
+    if (any || r.active) return &r;
+  return nullptr;
+}
+
+// Removes `r` (an element of the queue of `req`). Lock held.
+void erase_request(MPI_Request req, const ReqInfo* r) {
+  auto it = g_requests.find(req);
+  if (it == g_requests.end()) return;
+  auto& q = it->second;
+  for (auto i = q.begin(); i != q.end(); ++i)
+    if (&*i == r) {
+      q.erase(i);
+      break;
+    }
+  if (q.empty()) g_requests.erase(it);
+}
 
 RegionId region_of(int fn) {
   RegionId r = g_regions[fn].load(std::memory_order_acquire);
@@ -304,6 +330,13 @@ void Call::event(RecordType type, std::uint32_t ref, std::uint16_t aux, Payload 
   if (Location* loc = api::acquire()) {
     const Payload p[2] = {a, b};
     api::event(loc, api::now(), type, ref, aux, p, slots);
+    // The profile's bytes_sent/bytes_received of this call's path.
+    switch (type) {
+      case RecordType::MpiSend: case RecordType::MpiIsend: api::add_bytes(loc, a.b, 0); break;
+      case RecordType::MpiRecv: case RecordType::MpiIrecv: api::add_bytes(loc, 0, a.b); break;
+      case RecordType::MpiCollectiveEnd: api::add_bytes(loc, a.b, b.a); break;
+      default: break;
+    }
     api::release(loc);
   }
 }
@@ -357,7 +390,7 @@ std::uint64_t next_request_id() { return g_next_request.fetch_add(1); }
 void track_request(MPI_Request req, const ReqInfo& info) {
   if (req == MPI_REQUEST_NULL) return;
   std::lock_guard<std::mutex> lock(g_req_mutex);
-  g_requests[req] = info;
+  g_requests[req].push_back(info);
 }
 
 void write_start(const Call& call, const ReqInfo& info) {
@@ -375,14 +408,13 @@ void start_request(const Call& call, MPI_Request req) {
   ReqInfo copy;
   {
     std::lock_guard<std::mutex> lock(g_req_mutex);
-    auto it = g_requests.find(req);
-    if (it == g_requests.end()) return;
-    ReqInfo& r = it->second;
-    r.id = next_request_id();
-    r.active = true;
-    r.cancelled = false;
-    r.recorded = call.on() && r.comm != comms::kNoComm && r.peer != MPI_PROC_NULL;
-    copy = r;
+    ReqInfo* r = find_request(req, true);
+    if (!r || !r->persistent) return;
+    r->id = next_request_id();
+    r->active = true;
+    r->cancelled = false;
+    r->recorded = call.on() && r->comm != comms::kNoComm && r->peer != MPI_PROC_NULL;
+    copy = *r;
   }
   write_start(call, copy);
 }
@@ -391,11 +423,11 @@ void complete_request(const Call& call, MPI_Request req, const MPI_Status& statu
   ReqInfo r;
   {
     std::lock_guard<std::mutex> lock(g_req_mutex);
-    auto it = g_requests.find(req);
-    if (it == g_requests.end() || !it->second.active) return;
-    r = it->second;
-    if (r.persistent) it->second.active = false;
-    else g_requests.erase(it);
+    ReqInfo* found = find_request(req);
+    if (!found) return;
+    r = *found;
+    if (r.persistent) found->active = false;
+    else erase_request(req, found);
   }
   if (!r.recorded) return;
   int cancelled = 0;
@@ -421,27 +453,26 @@ void test_request(const Call& call, MPI_Request req) {
   std::uint64_t id = 0;
   {
     std::lock_guard<std::mutex> lock(g_req_mutex);
-    auto it = g_requests.find(req);
-    if (it == g_requests.end() || !it->second.active || !it->second.recorded) return;
-    id = it->second.id;
+    const ReqInfo* r = find_request(req);
+    if (!r || !r->recorded) return;
+    id = r->id;
   }
   call.event(RecordType::MpiRequestTest, 0, 0, {id, 0});
 }
 
 void cancel_request(MPI_Request req) {
   std::lock_guard<std::mutex> lock(g_req_mutex);
-  auto it = g_requests.find(req);
-  if (it != g_requests.end()) it->second.cancelled = true;
+  if (ReqInfo* r = find_request(req)) r->cancelled = true;
 }
 
 void free_request(const Call& call, MPI_Request req) {
   ReqInfo r;
   {
     std::lock_guard<std::mutex> lock(g_req_mutex);
-    auto it = g_requests.find(req);
-    if (it == g_requests.end()) return;
-    r = it->second;
-    g_requests.erase(it);
+    ReqInfo* found = find_request(req, true);
+    if (!found) return;
+    r = *found;
+    erase_request(req, found);
   }
   // An active request freed: MPI completes it some time later, unobservably. The trace closes it
   // now, so that it is not left open (a send is complete for its sender; a receive's message is

@@ -135,6 +135,27 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
       for (const ProfileNode* c = node->first_child; c; c = c->next_sibling) todo.push_back(c);
     }
   }
+  // Message bytes (MPI), exclusive per call path, when any thread sent or received some.
+  bool any_bytes = false;
+  for (const Location* l : locs) any_bytes = any_bytes || (l->bytes && !l->bytes->empty());
+  if (any_bytes) {
+    cube4::ExtraMetric sent{"bytes_sent", "Bytes sent", "bytes", "", "Bytes sent in communication calls (MPI)", {}};
+    cube4::ExtraMetric received{"bytes_received", "Bytes received", "bytes", "", "Bytes received in communication calls (MPI)", {}};
+    sent.values.assign(n * nl, 0);
+    received.values.assign(n * nl, 0);
+    for (std::size_t li = 0; li < nl; ++li) {
+      if (!locs[li]->bytes) continue;
+      for (const auto& [node, b] : *locs[li]->bytes) {
+        auto it = m.of.find(node);
+        if (it == m.of.end()) continue;
+        const std::size_t at = static_cast<std::size_t>(it->second) * nl + li;
+        sent.values[at] += b.first;
+        received.values[at] += b.second;
+      }
+    }
+    p.extra_metrics.push_back(std::move(sent));
+    p.extra_metrics.push_back(std::move(received));
+  }
   return true;
 }
 

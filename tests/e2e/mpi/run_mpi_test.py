@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""One MPI end-to-end case: build a program with prof-mpicc, run it on N ranks with tracing, check the trace.
+
+  run_mpi_test.py --name NAME --src PROGRAM.c --np N --bin-dir DIR --workdir DIR [--shared-tools DIR] [--flags ...]
+
+The program counts its own MPI calls and messages (expect.h) and prints on rank 0:
+  PROF_EXPECT <rank> <MPI function> <calls> <calls on the main thread>
+  PROF_MESSAGES <rank> <sent> <received>
+  PROF_COLLECTIVES <rank> <blocking collectives>
+Checks, all of them, every failure reported on one line:
+  (a) otf2_check.py --mpi accepts the trace (when --shared-tools names its directory);
+  (b) otf2-print exits 0 and writes nothing to stderr;
+  (c) per rank (location group "MPI Rank r", master location id r) the Enter events of every MPI
+      region equal the program's calls, in all locations of the rank and on its master location
+      (the calls of the main thread), and no MPI region is entered that it did not call;
+  (d) per rank MpiSend+MpiIsend and MpiRecv+MpiIrecv events equal the messages the program counted,
+      MpiCollectiveBegin events its blocking collectives.
+Exit status 0 when all pass, 1 when one fails, 77 (skip) when mpicc or mpirun is not installed.
+"""
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+RUN_TIMEOUT = 120
+MAX_REPORT = 20  # failure lines printed
+
+
+def skip(name, msg):
+    print("%s: SKIP: %s" % (name, msg))
+    sys.exit(77)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--np", type=int, required=True)
+    ap.add_argument("--bin-dir", required=True, help="directory of prof-wrap and prof-mpicc")
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--shared-tools", default="", help="directory of otf2_check.py ('' = that check is not run)")
+    ap.add_argument("--flags", default="", help="extra compiler flags, blank-separated")
+    a = ap.parse_args()
+    name = a.name
+    failures = []
+
+    def fail_now(msg, details=""):
+        if details:
+            print(details.rstrip())
+        print("%s: FAIL: %s" % (name, msg))
+        print("%s: files kept in %s" % (name, work))
+        sys.exit(1)
+
+    for tool in ("mpicc", "mpirun"):
+        if shutil.which(tool) is None:
+            skip(name, "%s is not installed (Debian: apt-get install libopenmpi-dev openmpi-bin)" % tool)
+    work = os.path.join(a.workdir, name)
+    prof_mpicc = os.path.join(a.bin_dir, "prof-mpicc")
+    if not os.access(prof_mpicc, os.X_OK):
+        fail_now("%s does not exist; build the prof-wrap target first" % prof_mpicc)
+    otf2_print = os.environ.get("OTF2_PRINT") or shutil.which("otf2-print")
+    if not otf2_print:
+        fail_now("otf2-print is not installed (apt-get install otf2-tools)")
+    try:
+        import otf2
+    except ImportError as e:
+        fail_now("the otf2 Python module cannot be imported (%s); install python3-otf2 and run this with /usr/bin/python3" % e)
+
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+    # Build.
+    exe = os.path.join(work, os.path.splitext(os.path.basename(a.src))[0])
+    cmd = [prof_mpicc, "-O2"] + a.flags.split() + [a.src, "-o", exe]
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    if p.returncode != 0:
+        fail_now("%s exited with status %d; the test program does not build with prof-mpicc" % (" ".join(cmd), p.returncode),
+                 p.stdout)
+
+    # Run.
+    exp = os.path.join(work, "exp")
+    cmd = ["timeout", str(RUN_TIMEOUT), "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(a.np),
+           "-x", "PROF_ENABLE_TRACING=true", "-x", "PROF_EXPERIMENT_DIRECTORY=" + exp, exe]
+    p = subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    with open(os.path.join(work, "run.out"), "w") as f:
+        f.write(p.stdout)
+    with open(os.path.join(work, "run.err"), "w") as f:
+        f.write(p.stderr)
+    run_log = "---- stdout ----\n%s---- stderr ----\n%s" % (p.stdout, p.stderr)
+    if p.returncode == 124:
+        fail_now("the run did not end within %d s (a hang, in the program or in prof's MPI adapter): %s"
+                 % (RUN_TIMEOUT, " ".join(cmd)), run_log)
+    if p.returncode != 0:
+        fail_now("the run exited with status %d under the measurement: %s" % (p.returncode, " ".join(cmd)), run_log)
+    print(p.stdout.rstrip())
+    if p.stderr.strip():
+        print("---- stderr of the run ----\n" + p.stderr.rstrip())
+    for line in p.stderr.splitlines():
+        if re.match(r"^prof(\[\d+\])?: (error|warning)", line):
+            failures.append("prof reported a problem on stderr: %s" % line)
+
+    # The program's expectations.
+    calls = collections.defaultdict(collections.Counter)  # rank -> function -> calls
+    main_calls = collections.defaultdict(collections.Counter)  # rank -> function -> calls of the main thread
+    messages, collectives = {}, {}
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0] == "PROF_EXPECT":
+            calls[int(f[1])][f[2]] += int(f[3])
+            main_calls[int(f[1])][f[2]] += int(f[4])
+        elif len(f) == 4 and f[0] == "PROF_MESSAGES":
+            messages[int(f[1])] = (int(f[2]), int(f[3]))
+        elif len(f) == 3 and f[0] == "PROF_COLLECTIVES":
+            collectives[int(f[1])] = int(f[2])
+    if sorted(messages) != list(range(a.np)) or sorted(collectives) != list(range(a.np)):
+        fail_now("the program printed PROF_MESSAGES/PROF_COLLECTIVES lines for ranks %s, not for 0..%d; the test program "
+                 "is broken (expect_report before MPI_Finalize?)" % (sorted(messages), a.np - 1), run_log)
+    if sum(s for s, _ in messages.values()) != sum(r for _, r in messages.values()):
+        fail_now("the program's own counts disagree: %d messages sent, %d received; fix its EXPECT_MESSAGES"
+                 % (sum(s for s, _ in messages.values()), sum(r for _, r in messages.values())))
+
+    anchor = os.path.join(exp, "traces.otf2")
+    if not os.path.isfile(anchor):
+        fail_now("the run wrote no %s; the MPI adapter wrote no trace" % anchor, run_log)
+
+    # (a) otf2_check.py --mpi.
+    if a.shared_tools:
+        check = os.path.join(a.shared_tools, "otf2_check.py")
+        p = subprocess.run(["/usr/bin/python3", check, anchor, "--mpi"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True)
+        print("---- otf2_check.py --mpi ----\n" + p.stdout.rstrip())
+        if p.returncode != 0:
+            last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "(no output)"
+            failures.append("otf2_check.py --mpi rejects the trace (exit status %d): %s" % (p.returncode, last))
+    else:
+        print("%s: note: no --shared-tools: otf2_check.py not run" % name)
+
+    # (b) otf2-print: exit status 0, nothing on stderr.
+    p = subprocess.run([otf2_print, anchor], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, universal_newlines=True)
+    if p.returncode != 0 or p.stderr.strip():
+        print("---- otf2-print stderr ----\n" + p.stderr.rstrip())
+        first = p.stderr.strip().splitlines()[0] if p.stderr.strip() else "(nothing)"
+        failures.append("otf2-print %s exited with status %d and wrote to stderr: %s" % (anchor, p.returncode, first))
+
+    # (c), (d): the events, per rank, with the otf2 Python module.
+    enters = collections.defaultdict(collections.Counter)  # rank -> MPI region -> Enter events
+    master_enters = collections.defaultdict(collections.Counter)  # the same on the master location (id = rank)
+    sent, received, begins = collections.Counter(), collections.Counter(), collections.Counter()
+    group_rank = {}
+    try:
+        with otf2.reader.open(anchor) as trace:
+            locs = list(trace.definitions.locations)
+            for loc in locs:
+                m = re.match(r"^MPI Rank (\d+)$", loc.group.name)
+                if m is None:
+                    failures.append("location %d (%s) is in the location group '%s', not 'MPI Rank <r>'"
+                                    % (loc._ref, loc.name, loc.group.name))
+                    continue
+                group_rank[loc._ref] = int(m.group(1))
+            ranks = set(group_rank.values())
+            if ranks != set(range(a.np)):
+                failures.append("the trace has location groups of ranks %s, the run had ranks 0..%d" % (sorted(ranks), a.np - 1))
+            if len(locs) < a.np:
+                failures.append("the trace has %d locations, fewer than the %d ranks" % (len(locs), a.np))
+            for r in range(a.np):
+                if group_rank.get(r) != r:
+                    failures.append("rank %d has no master location with id %d in location group 'MPI Rank %d'" % (r, r, r))
+            E = otf2.events
+            for loc, ev in trace.events:
+                r = group_rank.get(loc._ref)
+                if r is None:
+                    continue
+                if isinstance(ev, E.Enter):
+                    if ev.region.paradigm == otf2.Paradigm.MPI or ev.region.name.startswith("MPI_"):
+                        enters[r][ev.region.name] += 1
+                        if loc._ref == r:
+                            master_enters[r][ev.region.name] += 1
+                elif isinstance(ev, (E.MpiSend, E.MpiIsend)):
+                    sent[r] += 1
+                elif isinstance(ev, (E.MpiRecv, E.MpiIrecv)):
+                    received[r] += 1
+                elif isinstance(ev, E.MpiCollectiveBegin):
+                    begins[r] += 1
+    except Exception as e:  # the reader's own failure: otf2_check.py says more
+        failures.append("the otf2 Python module cannot read %s: %s: %s" % (anchor, type(e).__name__, e))
+
+    n_checked = 0
+    for r in range(a.np):
+        for fn in sorted(set(calls[r]) | set(enters[r])):
+            n_checked += 1
+            if enters[r][fn] != calls[r][fn]:
+                failures.append("rank %d: the trace has %d Enter events of %s, the program made %d calls"
+                                % (r, enters[r][fn], fn, calls[r][fn]))
+            elif master_enters[r][fn] != main_calls[r][fn]:
+                failures.append("rank %d: the master location %d has %d Enter events of %s, the program's main thread "
+                                "made %d calls (the others are on the rank's other threads)"
+                                % (r, r, master_enters[r][fn], fn, main_calls[r][fn]))
+        want_sent, want_received = messages[r]
+        if sent[r] != want_sent:
+            failures.append("rank %d: the trace has %d MpiSend+MpiIsend events, the program sent %d messages"
+                            % (r, sent[r], want_sent))
+        if received[r] != want_received:
+            failures.append("rank %d: the trace has %d MpiRecv+MpiIrecv events, the program received %d messages"
+                            % (r, received[r], want_received))
+        if begins[r] != collectives[r]:
+            failures.append("rank %d: the trace has %d MpiCollectiveBegin events, the program made %d blocking collective calls"
+                            % (r, begins[r], collectives[r]))
+
+    if failures:
+        for f in failures[:MAX_REPORT]:
+            print("%s: FAIL: %s" % (name, f))
+        if len(failures) > MAX_REPORT:
+            print("%s: FAIL: ... and %d more failures" % (name, len(failures) - MAX_REPORT))
+        print("%s: files kept in %s" % (name, work))
+        sys.exit(1)
+    print("%s: PASS: %d ranks, %d (rank, MPI function) Enter counts, %d messages, %d collectives as the program counted"
+          % (name, a.np, n_checked, sum(sent.values()), sum(begins.values())))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
