@@ -15,7 +15,9 @@ Checks, all of them, every failure reported on one line:
       region equal the program's calls, in all locations of the rank and on its master location
       (the calls of the main thread), and no MPI region is entered that it did not call;
   (d) per rank MpiSend+MpiIsend and MpiRecv+MpiIrecv events equal the messages the program counted,
-      MpiCollectiveBegin events its blocking collectives.
+      MpiCollectiveBegin events its blocking collectives;
+  (e) the job's one profile.cubex passes cubex_check.py, per rank the visits of every MPI function
+      equal the program's calls, and bytes_sent/bytes_received exist when messages were sent.
 Exit status 0 when all pass, 1 when one fails, 77 (skip) when mpicc or mpirun is not installed.
 """
 import argparse
@@ -189,6 +191,32 @@ def main():
                     begins[r] += 1
     except Exception as e:  # the reader's own failure: otf2_check.py says more
         failures.append("the otf2 Python module cannot read %s: %s: %s" % (anchor, type(e).__name__, e))
+
+    # (e) the one profile of the job: cubex_check.py accepts it; per rank the visits of every MPI
+    # function (summed over its call paths and the rank's threads) equal the program's calls;
+    # bytes_sent/bytes_received exist when the program sent messages.
+    profile = os.path.join(exp, "profile.cubex")
+    visits = collections.defaultdict(collections.Counter)
+    if not os.path.isfile(profile):
+        failures.append("the run wrote no %s; the job's profile is missing" % profile)
+    elif a.shared_tools:
+        cmd = ["/usr/bin/python3", os.path.join(a.shared_tools, "cubex_check.py"), profile, "--dump"]
+        if sum(s for s, _ in messages.values()) > 0:
+            cmd += ["--expect-metric", "bytes_sent", "--expect-metric", "bytes_received"]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "(no output)"
+        print("---- cubex_check.py ----\n" + last)
+        if p.returncode != 0:
+            failures.append("cubex_check.py rejects the profile (exit status %d): %s" % (p.returncode, last))
+        for line in p.stdout.splitlines():
+            m = re.match(r"^visits \(EXCLUSIVE\)\s+\d+\s+(\S+)\s+\d+ \(MPI Rank (\d+) / [^)]*\)\s+(\d+)$", line)
+            if m and m.group(1).split("/")[-1].startswith("MPI_"):
+                visits[int(m.group(2))][m.group(1).split("/")[-1]] += int(m.group(3))
+        for r in range(a.np):
+            for fn in sorted(set(calls[r]) | set(visits[r])):
+                if visits[r][fn] != calls[r][fn]:
+                    failures.append("rank %d: the profile has %d visits of %s, the program made %d calls"
+                                    % (r, visits[r][fn], fn, calls[r][fn]))
 
     n_checked = 0
     for r in range(a.np):
