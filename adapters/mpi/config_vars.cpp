@@ -47,8 +47,9 @@ const Var kMpiVars[] = {
      "writes its own profile (profile.rank<r>.cubex) and a marker file "
      "(incomplete.rank<r>) naming the missing ranks, and the trace is left without its "
      "definitions, so that no archive claims to be complete. When the job is being stopped "
-     "(a signal, e.g. mpirun ending the job after a rank failed), prof waits at most one "
-     "more second.",
+     "(a signal, e.g. mpirun ending the job after a rank failed), prof does not wait (0.3 s "
+     "more if the signal comes during the wait), so that the data is written before mpirun "
+     "kills the process.",
      nullptr, 1, 86400},
     {},
 };

@@ -35,6 +35,7 @@ MPI_Comm g_comm = MPI_COMM_NULL;  // prof's own traffic: a private duplicate of 
 std::uint32_t g_rank = 0, g_size = 1;
 std::atomic<bool> g_user_finalized{false};
 std::atomic<bool> g_aborted{false};
+std::atomic<bool> g_apart{false};  // the ranks did not all reach the end: MPI must not be finalised
 std::atomic<std::uint64_t> g_next_request{1};
 std::atomic<std::uint64_t> g_comm_serial{0};  // communicators this rank created as their rank 0
 thread_local int t_depth = 0;                 // MPI wrappers active on this thread
@@ -193,8 +194,10 @@ bool PmpiMpp::arrive(std::string* why) {
   else
     PMPI_Isend(&me, 1, MPI_INT, 0, kArriveTag, g_comm, &sent);
   PMPI_Ibarrier(g_comm, &barrier);
+  // Stopped by a signal before the write-out began: mpirun is ending the job and will kill the
+  // processes soon, so no waiting at all (one test of the barrier).
   const double start = PMPI_Wtime();
-  double deadline = start + static_cast<double>(urgent ? std::min<std::uint64_t>(limit, 1) : limit);
+  double deadline = urgent ? start : start + static_cast<double>(limit);
   int done = 0;
   for (;;) {
     PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
@@ -219,6 +222,7 @@ bool PmpiMpp::arrive(std::string* why) {
       if (!arrived) missing += (missing.empty() ? "" : ", ") + std::to_string(i + 1);
     }
   }
+  g_apart.store(true);
   char waited[32];
   std::snprintf(waited, sizeof waited, "%.1f", PMPI_Wtime() - start);
   *why = (missing.empty() ? std::string("some rank (rank 0 names it)") : "rank(s) " + missing) +
@@ -232,7 +236,9 @@ void finalize_at_exit(int status, void*) {
   api::finalize(status);
   int finalized = 0;
   PMPI_Finalized(&finalized);
-  if (!finalized) {
+  // Without all ranks, PMPI_Finalize could block on the missing ones (or trip over prof's pending
+  // arrival requests): the process ends without it, as its failed job does anyway.
+  if (!finalized && !g_apart.load()) {
     if (g_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm);
     PMPI_Finalize();
   }
