@@ -48,6 +48,7 @@ std::string effective_config() { return config::cfg_file_text(); }
 void defer_ready() { runtime::defer_ready(); }
 void set_mpp(Mpp* mpp) { runtime::set_mpp(mpp); }
 bool ready(std::uint32_t rank) { return runtime::ready(rank); }
+void add_clock_offset(Timestamp local, std::int64_t offset) { runtime::add_clock_offset(local, offset); }
 bool stop_requested() { return runtime::stop_requested(); }
 void finalize(int exit_status) { runtime::finalize(exit_status); }
 void error(const char* text) { log::error("%s", text); }

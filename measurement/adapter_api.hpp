@@ -46,6 +46,9 @@ PROF_API std::string effective_config();
 PROF_API void defer_ready();
 PROF_API void set_mpp(Mpp* mpp);
 PROF_API bool ready(std::uint32_t rank);
+/// This process's clock offset to rank 0 at local time `local` (rank 0's time = local + offset),
+/// measured at MPI_Init; the runtime measures again at the end (Mpp::sync_clock).
+PROF_API void add_clock_offset(Timestamp local, std::int64_t offset);
 /// The process is being stopped by a signal: end any wait for other processes now.
 PROF_API bool stop_requested();
 /// Writes everything now (collective with an Mpp; `exit_status` for ProgramEnd); later finalize

@@ -21,6 +21,10 @@ class Mpp {
   /// (shorter once api::stop_requested()). Without it no collective may run; `why` then names
   /// the processes that did not arrive, or the reason.
   virtual bool arrive(std::string* why) = 0;
+  /// Collective: this process's clock offset to rank 0 now (rank 0's time = local + offset), and
+  /// the local time it holds for. Measured where the clocks can differ (processes on other hosts;
+  /// a debug skew), else 0.
+  virtual bool sync_clock(std::uint64_t* local, std::int64_t* offset) = 0;
   // Collectives over all processes; every process calls them in the same order. false = failed
   // (the caller reports it once and gives up the exchange).
   virtual bool barrier() = 0;

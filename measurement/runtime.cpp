@@ -77,6 +77,7 @@ struct State {
   std::uint64_t spilled_bytes = 0;
   std::uint32_t rank = 0;
   Mpp* mpp = nullptr;         // the other processes of the job (MPI adapter); nullptr: alone
+  std::vector<std::pair<Timestamp, std::int64_t>> clock_offsets;  // (local time, offset to rank 0)
   RegionId root_region = 0;
   std::atomic<std::uint64_t> thread_seq{0};
   std::atomic<std::uint32_t> next_index{0};
@@ -224,6 +225,32 @@ bool ready_locked(State& s) {
   s.is_ready = true;
   if (s.rank == 0) log::info(1, "experiment directory: %s", dir.c_str());
   return true;
+}
+
+// PROF_MPI_DEBUG_CLOCK_SKEW="rank:ticks,...": the skew of this process, by the rank its launcher
+// gives it (the MPI rank is not known this early). Fatal when malformed.
+Timestamp debug_clock_skew(const std::string& spec) {
+  if (spec.empty()) return 0;
+  const char* env_rank = nullptr;
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (!env_rank) env_rank = std::getenv(name);
+  Timestamp skew = 0;
+  std::size_t at = 0;
+  while (at < spec.size()) {
+    std::size_t end = spec.find(',', at);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(at, end - at);
+    char* rest = nullptr;
+    const unsigned long rank = std::strtoul(item.c_str(), &rest, 10);
+    char* rest2 = nullptr;
+    const unsigned long long ticks = rest && *rest == ':' ? std::strtoull(rest + 1, &rest2, 10) : 0;
+    if (!rest || *rest != ':' || rest == item.c_str() || !rest2 || *rest2 != '\0' || rest2 == rest + 1)
+      log::fatal("PROF_MPI_DEBUG_CLOCK_SKEW='%s': '%s' is not rank:ticks; give e.g. 1:2000000000, or leave it empty",
+                 spec.c_str(), item.c_str());
+    if (env_rank && std::strtoul(env_rank, nullptr, 10) == rank) skew = ticks;
+    at = end + 1;
+  }
+  return skew;
 }
 
 // Spill files: chunks flushed before the ready step (MPI: before MPI_Init) are parked here.
@@ -446,7 +473,7 @@ void init() {
     log::info(1, "filter: %zu rules", f->rule_count());
   }
 
-  if (const char* w = timer::init(v.timer)) log::warning("%s", w);
+  if (const char* w = timer::init(v.timer, debug_clock_skew(v.mpi_debug_clock_skew))) log::warning("%s", w);
   log::info(1, "timer: %s, %" PRIu64 " ticks/s", timer::name(), timer::resolution());
   if (v.enable_tracing || v.enable_profiling || v.summary) {
     if (!s->events.init(event_bytes, page) || (v.enable_tracing && !s->otf2_blocks.init(otf2_bytes, kOtf2BlockBytes)))
@@ -617,6 +644,12 @@ void defer_ready() {
 
 bool stop_requested() { return g_in_signal.load(); }
 
+void add_clock_offset(Timestamp local, std::int64_t offset) {
+  if (!g_state) return;
+  std::lock_guard<std::mutex> lock(g_state->mutex);
+  g_state->clock_offsets.emplace_back(local, offset);
+}
+
 void set_mpp(Mpp* mpp) {
   if (!g_state) return;
   std::lock_guard<std::mutex> lock(g_state->mutex);
@@ -711,6 +744,24 @@ void finalize(int exit_status) {
     }
   }
 
+  // The clocks: a second offset to rank 0 now (the first was taken at MPI_Init), so readers can
+  // interpolate between them; before the first one the first offset holds.
+  if (s->mpp && together) {
+    Timestamp at = 0;
+    std::int64_t offset = 0;
+    if (s->mpp->sync_clock(&at, &offset)) add_clock_offset(at, offset);
+  }
+  std::vector<std::pair<Timestamp, std::int64_t>> offsets;
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    offsets = s->clock_offsets;
+  }
+  if (!offsets.empty()) {
+    offsets.insert(offsets.begin(), {timer::start(), offsets.front().second});
+    if (offsets.back().first < last) offsets.emplace_back(last, offsets.back().second);
+  }
+  const auto global = [&](Timestamp t, std::int64_t off) { return static_cast<Timestamp>(static_cast<std::int64_t>(t) + off); };
+
   if (v.enable_tracing) {
     std::lock_guard<std::mutex> lock(s->mutex);
     s->events.trim();  // free chunks go back before OTF2 needs memory to close its files
@@ -724,8 +775,9 @@ void finalize(int exit_status) {
     char host[256] = {0};
     ::gethostname(host, sizeof host - 1);
     self.host = host;
-    self.start = timer::start();
-    self.end = last;
+    // In rank 0's time: the global start and end of the trace.
+    self.start = offsets.empty() ? timer::start() : global(timer::start(), offsets.front().second);
+    self.end = offsets.empty() ? last : global(last, offsets.back().second);
     otf2w::Definitions defs;
     for (Location* loc : locs) {
       if (s->writer.is_open()) self.locations.push_back({loc->global_id, loc->name, s->writer.event_count(loc->global_id)});
@@ -741,6 +793,7 @@ void finalize(int exit_status) {
       defs.clock.offset = unified.start;
       defs.clock.length = unified.end - unified.start;
       defs.clock.realtime_ns = timer::realtime_ns(unified.start);
+      defs.clock_offsets = offsets;
       defs.machine = "Linux";
       defs.mpp_paradigm = s->mpp ? s->mpp->paradigm() : nullptr;
       defs.region_map = std::move(unified.region_map);

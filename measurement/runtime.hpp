@@ -43,6 +43,8 @@ PROF_API void set_mpp(Mpp* mpp);
 /// The process is being stopped (a fatal signal during or before the write-out): waits for other
 /// processes must end now.
 bool stop_requested();
+/// A measured clock offset of this process to rank 0 (see api::add_clock_offset).
+void add_clock_offset(Timestamp local, std::int64_t offset);
 
 /// A new chunk of profile-node memory for `loc` (its arena). False when the pool cannot spare
 /// one: every live tracing location keeps at least one chunk for its trace. Owner thread.

@@ -14,6 +14,7 @@
 namespace prof::timer {
 
 bool g_use_tsc = false;
+Timestamp g_skew = 0;
 
 namespace {
 struct Anchor {
@@ -51,6 +52,7 @@ Anchor take_anchor() {
   Anchor a;
   if (g_kind == Kind::Tsc) {
     read_pair(&a.ticks, &a.raw_ns);
+    a.ticks += g_skew;
   } else {
     a.raw_ns = ns_of(CLOCK_MONOTONIC_RAW);
     a.ticks = now();
@@ -79,7 +81,8 @@ TscCheck check_tsc(std::uint64_t calibrate_ns) {
   return c;
 }
 
-const char* init(std::uint64_t choice) {
+const char* init(std::uint64_t choice, Timestamp skew) {
+  g_skew = skew;
   const char* warning = nullptr;
   g_kind = Kind::ClockGettime;
   if (choice != 2) {

@@ -15,13 +15,16 @@ enum class Kind { Tsc, ClockGettime };
 
 /// Chosen once by init(); read by every event.
 extern bool g_use_tsc;
+/// Added to every timestamp: 0, except to test the clock correction of multi-process runs
+/// (PROF_MPI_DEBUG_CLOCK_SKEW). Set once before the first event.
+extern Timestamp g_skew;
 
 // Hot path: no locks, no allocation, no errno changes.
 PROF_NO_INSTRUMENT inline Timestamp now() {
-  if (PROF_LIKELY(g_use_tsc)) return __rdtsc();
+  if (PROF_LIKELY(g_use_tsc)) return __rdtsc() + g_skew;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<Timestamp>(ts.tv_sec) * 1000000000u + static_cast<Timestamp>(ts.tv_nsec);
+  return static_cast<Timestamp>(ts.tv_sec) * 1000000000u + static_cast<Timestamp>(ts.tv_nsec) + g_skew;
 }
 
 /// Result of the TSC checks, for tests and PROF_VERBOSE.
@@ -36,9 +39,10 @@ struct TscCheck {
 /// CLOCK_MONOTONIC_RAW.
 TscCheck check_tsc(std::uint64_t calibrate_ns);
 
-/// Picks the timer (choice: 0 auto, 1 tsc, 2 clock_gettime) and records the start anchor.
+/// Picks the timer (choice: 0 auto, 1 tsc, 2 clock_gettime) and records the start anchor;
+/// `skew` is added to every timestamp (a test of the clock correction; normally 0).
 /// Returns a warning text when a requested TSC is unusable (then clock_gettime is used).
-const char* init(std::uint64_t choice);
+const char* init(std::uint64_t choice, Timestamp skew = 0);
 /// Records the end anchor; recomputes the TSC rate over the whole run. Returns a warning
 /// when the rate measured now differs from the one at init by more than 0.1 %.
 const char* finalize();

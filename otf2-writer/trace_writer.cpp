@@ -509,8 +509,11 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
     if (!dw) continue;
     if (region_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, region_map);
     if (comm_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_COMM, comm_map);
-    OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset, 0, 0.0);
-    OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset + defs.clock.length, 0, 0.0);
+    if (defs.clock_offsets.empty()) {
+      OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset, 0, 0.0);
+      OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset + defs.clock.length, 0, 0.0);
+    }
+    for (const auto& [local, offset] : defs.clock_offsets) OTF2_DefWriter_WriteClockOffset(dw, local, offset, 0.0);
     OTF2_Archive_CloseDefWriter(m.archive, dw);
   }
   if (region_map) OTF2_IdMap_Free(region_map);

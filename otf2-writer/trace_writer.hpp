@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "measurement/buffer.hpp"
@@ -37,6 +38,9 @@ struct Definitions {
   /// one process, its group named "Process".
   const char* mpp_paradigm = nullptr;
   std::vector<std::uint64_t> local_locations;  ///< this process's location ids
+  /// This process's clock offsets to the global (rank 0's) time: (local time, offset) with
+  /// global = local + offset, ascending; empty: offset 0 all along.
+  std::vector<std::pair<std::uint64_t, std::int64_t>> clock_offsets;
   std::vector<std::uint32_t> region_map;       ///< this process: local region id → global
   std::vector<std::uint32_t> comm_map;         ///< this process: local communicator id → global
   bool is_root = true;                         ///< writes the global definitions (rank 0)

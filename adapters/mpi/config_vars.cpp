@@ -51,6 +51,14 @@ const Var kMpiVars[] = {
      "more if the signal comes during the wait), so that the data is written before mpirun "
      "kills the process.",
      nullptr, 1, 86400},
+    {"DEBUG_CLOCK_SKEW", Type::String, "", &g_values.mpi_debug_clock_skew,
+     "For testing: timer ticks added to the clock of some ranks.",
+     "A list of rank:ticks pairs, e.g. `1:2000000000` puts rank 1's clock 2e9 ticks ahead "
+     "(the rank as the launcher gives it: OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK). "
+     "The tests use it to check the clock correction between ranks, which otherwise needs "
+     "ranks on different hosts: with a skew set, every rank's offset to rank 0 is measured "
+     "and written as OTF2 ClockOffset records. Leave it empty.",
+     nullptr},
     {},
 };
 

@@ -35,7 +35,8 @@ MPI_Comm g_comm = MPI_COMM_NULL;  // prof's own traffic: a private duplicate of 
 std::uint32_t g_rank = 0, g_size = 1;
 std::atomic<bool> g_user_finalized{false};
 std::atomic<bool> g_aborted{false};
-std::atomic<bool> g_apart{false};  // the ranks did not all reach the end: MPI must not be finalised
+std::atomic<bool> g_apart{false};
+std::vector<char> g_clock_needed;  // per rank: its clock may differ from rank 0's (another host, debug skew)  // the ranks did not all reach the end: MPI must not be finalised
 std::atomic<std::uint64_t> g_next_request{1};
 std::atomic<std::uint64_t> g_comm_serial{0};  // communicators this rank created as their rank 0
 thread_local int t_depth = 0;                 // MPI wrappers active on this thread
@@ -101,6 +102,7 @@ class PmpiMpp : public Mpp {
   std::uint32_t size() const override { return g_size; }
   const char* paradigm() const override { return "MPI"; }
   bool arrive(std::string* why) override;
+  bool sync_clock(std::uint64_t* local, std::int64_t* offset) override;
   bool barrier() override { return PMPI_Barrier(g_comm) == MPI_SUCCESS; }
   bool bcast(void* data, std::uint64_t bytes, std::uint32_t root) override {
     char* p = static_cast<char*>(data);
@@ -154,6 +156,7 @@ class PmpiMpp : public Mpp {
  private:
   static constexpr int kTag = 4711;
   static constexpr int kArriveTag = 4712;
+  static constexpr int kClockTag = 4713;
   bool to_ints(const std::uint64_t* bytes, std::vector<int>* counts, std::vector<int>* displs) {
     std::uint64_t at = 0;
     for (std::uint32_t r = 0; r < g_size; ++r) {
@@ -166,6 +169,43 @@ class PmpiMpp : public Mpp {
   }
 };
 PmpiMpp g_mpp;
+
+// Rank 0 measures each rank's offset where the clocks may differ: ping-pongs, the one with the
+// shortest round trip wins, offset = rank 0's time at its middle - the rank's time in it.
+bool PmpiMpp::sync_clock(std::uint64_t* local, std::int64_t* offset) {
+  constexpr int kRounds = 8;
+  *offset = 0;
+  if (g_rank == 0) {
+    for (std::uint32_t r = 1; r < g_size; ++r) {
+      if (!g_clock_needed[r]) continue;
+      std::uint64_t best_rtt = ~std::uint64_t{0};
+      std::int64_t best = 0;
+      for (int k = 0; k < kRounds; ++k) {
+        const std::uint64_t t0 = api::now();
+        std::uint64_t tr = 0;
+        if (PMPI_Send(&t0, 1, MPI_UINT64_T, static_cast<int>(r), kClockTag, g_comm) != MPI_SUCCESS ||
+            PMPI_Recv(&tr, 1, MPI_UINT64_T, static_cast<int>(r), kClockTag, g_comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+          return false;
+        const std::uint64_t t1 = api::now();
+        if (t1 - t0 < best_rtt) {
+          best_rtt = t1 - t0;
+          best = static_cast<std::int64_t>(t0 + (t1 - t0) / 2) - static_cast<std::int64_t>(tr);
+        }
+      }
+      if (PMPI_Send(&best, 1, MPI_INT64_T, static_cast<int>(r), kClockTag, g_comm) != MPI_SUCCESS) return false;
+    }
+  } else if (g_clock_needed[g_rank]) {
+    for (int k = 0; k < kRounds; ++k) {
+      std::uint64_t t0 = 0;
+      if (PMPI_Recv(&t0, 1, MPI_UINT64_T, 0, kClockTag, g_comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+      const std::uint64_t tr = api::now();
+      if (PMPI_Send(&tr, 1, MPI_UINT64_T, 0, kClockTag, g_comm) != MPI_SUCCESS) return false;
+    }
+    if (PMPI_Recv(offset, 1, MPI_INT64_T, 0, kClockTag, g_comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+  }
+  *local = api::now();
+  return true;
+}
 
 // Every rank tells rank 0 that it arrived (so that rank 0 can name the missing ones) and enters a
 // non-blocking barrier, polled until the deadline: a dead or hanging rank cannot block the others.
@@ -508,6 +548,19 @@ void after_init() {
   g_size = static_cast<std::uint32_t>(size);
   api::set_log_rank(g_rank);
   check_configuration();
+  // Which ranks' clocks are to be measured: those on another host than rank 0 (one host's ranks
+  // share its clock), or all with a debug skew.
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  std::vector<char> hosts(sizeof host * g_size);
+  PMPI_Allgather(host, sizeof host, MPI_CHAR, hosts.data(), sizeof host, MPI_CHAR, g_comm);
+  g_clock_needed.assign(g_size, 0);
+  for (std::uint32_t r = 1; r < g_size; ++r)
+    g_clock_needed[r] = !api::values().mpi_debug_clock_skew.empty() ||
+                        std::strncmp(hosts.data() + r * sizeof host, hosts.data(), sizeof host) != 0;
+  std::uint64_t at = 0;
+  std::int64_t offset = 0;
+  if (g_mpp.sync_clock(&at, &offset)) api::add_clock_offset(at, offset);
   api::set_mpp(&g_mpp);
   if (!api::ready(g_rank)) api::warning("this rank records nothing: the experiment could not be set up (see above)");
   define_world_comm(MPI_COMM_WORLD, comms::Kind::World, "MPI_COMM_WORLD");

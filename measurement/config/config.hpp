@@ -101,6 +101,7 @@ struct Values {
   std::uint64_t pthread_enable = 0;  ///< bits of PthreadFeature
   std::uint64_t mpi_enable_groups = 0;  ///< bits of MpiGroup
   std::uint64_t mpi_finalize_timeout = 60;  ///< seconds
+  std::string mpi_debug_clock_skew;         ///< "rank:ticks,..." (tests)
   std::uint64_t profiling_max_callpath_depth = 100;
   std::string profiling_base_name = "profile";
   bool summary = false;

@@ -405,7 +405,8 @@ TEST_CASE("cfg_file_text lists every variable and quotes strings for sh", "[conf
         "PROF_SUMMARY=false\n"
         "PROF_PTHREAD_ENABLE=create\n"
         "PROF_MPI_ENABLE_GROUPS=cg,coll,env,io,p2p,rma,topo\n"
-        "PROF_MPI_FINALIZE_TIMEOUT=60\n");
+        "PROF_MPI_FINALIZE_TIMEOUT=60\n"
+        "PROF_MPI_DEBUG_CLOCK_SKEW=''\n");
   reset();
   CHECK(cfg_file_text().find("PROF_EXPERIMENT_DIRECTORY=''\n") != std::string::npos);
 }

@@ -53,6 +53,7 @@ class FakeMpp final : public prof::Mpp {
   std::uint32_t size() const override { return w_.size; }
   const char* paradigm() const override { return "MPI"; }
   bool arrive(std::string*) override { return true; }  // unify() does not ask
+  bool sync_clock(std::uint64_t*, std::int64_t*) override { return false; }  // nor this
   bool barrier() override {
     std::unique_lock<std::mutex> lock(w_.mu);
     const std::uint64_t gen = w_.barrier_generation;
