@@ -35,6 +35,8 @@ enum class RecordType : std::uint8_t {
   MpiRequestCancelled,  // a = request id
   MpiCollectiveBegin,   // no payload
   MpiCollectiveEnd,     // aux = OTF2_CollectiveOp, a = root (OTF2_UNDEFINED_UINT32: none), b = bytes sent; slot 2 a = bytes received
+  NbCollRequest,        // a = request id
+  NbCollComplete,       // as MpiCollectiveEnd; slot 2 b = request id
 };
 
 /// The 16-byte header of every record. `slots` 16-byte Payload slots follow it in the same

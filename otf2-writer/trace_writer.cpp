@@ -329,6 +329,11 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
         rc = OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, t, static_cast<OTF2_CollectiveOp>(r.aux), r.ref,
                                              static_cast<std::uint32_t>(p[0].a), p[0].b, p[1].a);
         break;
+      case RecordType::NbCollRequest: rc = OTF2_EvtWriter_NonBlockingCollectiveRequest(w, nullptr, t, p[0].a); break;
+      case RecordType::NbCollComplete:
+        rc = OTF2_EvtWriter_NonBlockingCollectiveComplete(w, nullptr, t, static_cast<OTF2_CollectiveOp>(r.aux), r.ref,
+                                                          static_cast<std::uint32_t>(p[0].a), p[0].b, p[1].a, p[1].b);
+        break;
       default: return;  // unknown records are skipped, never guessed
     }
     ++n;

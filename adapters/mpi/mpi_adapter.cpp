@@ -380,7 +380,7 @@ void Call::event(RecordType type, std::uint32_t ref, std::uint16_t aux, Payload 
     switch (type) {
       case RecordType::MpiSend: case RecordType::MpiIsend: api::add_bytes(loc, a.b, 0); break;
       case RecordType::MpiRecv: case RecordType::MpiIrecv: api::add_bytes(loc, 0, a.b); break;
-      case RecordType::MpiCollectiveEnd: api::add_bytes(loc, a.b, b.a); break;
+      case RecordType::MpiCollectiveEnd: case RecordType::NbCollComplete: api::add_bytes(loc, a.b, b.a); break;
       default: break;
     }
     api::release(loc);
@@ -446,8 +446,10 @@ void write_start(const Call& call, const ReqInfo& info) {
                {static_cast<std::uint32_t>(info.peer) | static_cast<std::uint64_t>(static_cast<std::uint32_t>(info.tag)) << 32,
                 info.bytes},
                {info.id, 0}, 2);
-  else
+  else if (info.kind == ReqKind::Recv)
     call.event(RecordType::MpiIrecvRequest, 0, 0, {info.id, 0});
+  else
+    call.event(RecordType::NbCollRequest, 0, 0, {info.id, 0});
 }
 
 void start_request(const Call& call, MPI_Request req) {
@@ -482,6 +484,9 @@ void complete_request(const Call& call, MPI_Request req, const MPI_Status& statu
     call.event(RecordType::MpiRequestCancelled, 0, 0, {r.id, 0});
   } else if (r.kind == ReqKind::Send) {
     call.event(RecordType::MpiIsendComplete, 0, 0, {r.id, 0});
+  } else if (r.kind == ReqKind::Coll) {
+    const std::uint64_t root = r.peer < 0 ? 0xffffffffu : static_cast<std::uint64_t>(r.peer);
+    call.event(RecordType::NbCollComplete, r.comm, r.op, {root, r.bytes}, {r.received, r.id}, 2);
   } else {
     int count = 0;
     PMPI_Get_count(&status, MPI_BYTE, &count);
@@ -525,7 +530,10 @@ void free_request(const Call& call, MPI_Request req) {
   // unknown and its request is closed as cancelled).
   if (!r.active || !r.recorded) return;
   if (r.kind == ReqKind::Send) call.event(RecordType::MpiIsendComplete, 0, 0, {r.id, 0});
-  else call.event(RecordType::MpiRequestCancelled, 0, 0, {r.id, 0});
+  else if (r.kind == ReqKind::Recv) call.event(RecordType::MpiRequestCancelled, 0, 0, {r.id, 0});
+  // A freed non-blocking collective cannot be cancelled: its completion is written now.
+  else call.event(RecordType::NbCollComplete, r.comm, r.op, {r.peer < 0 ? 0xffffffffu : static_cast<std::uint64_t>(r.peer), r.bytes},
+                  {r.received, r.id}, 2);
 }
 
 std::uint64_t bytes_of(int count, MPI_Datatype type) {

@@ -59,13 +59,15 @@ void track_comm(MPI_Comm comm, MPI_Comm parent);
 void untrack_comm(MPI_Comm comm);
 
 // ---- Requests ----
-enum class ReqKind : std::uint8_t { Send, Recv };
+enum class ReqKind : std::uint8_t { Send, Recv, Coll };
 struct ReqInfo {
   ReqKind kind = ReqKind::Send;
   comms::CommId comm = comms::kNoComm;
-  int peer = 0;  ///< destination (send) or source as given (receive)
+  int peer = 0;  ///< destination (send), source as given (receive), root or -1 (collective)
   int tag = 0;
-  std::uint64_t bytes = 0;  ///< send: the message size
+  std::uint64_t bytes = 0;     ///< send: the message size; collective: bytes sent
+  std::uint64_t received = 0;  ///< collective: bytes received
+  std::uint16_t op = 0;        ///< collective: its OTF2_CollectiveOp
   std::uint64_t id = 0;     ///< prof's request id of the current activation
   bool persistent = false;
   bool active = false;      ///< started and not completed
@@ -77,7 +79,8 @@ std::uint64_t next_request_id();
 void track_request(MPI_Request req, const ReqInfo& info);
 /// Starts a persistent request again: a new id; writes its start event through `call`.
 void start_request(const Call& call, MPI_Request req);
-/// The start event of a nonblocking request (MpiIsend or MpiIrecvRequest).
+/// The start event of a nonblocking request (MpiIsend, MpiIrecvRequest or
+/// NonBlockingCollectiveRequest).
 void write_start(const Call& call, const ReqInfo& info);
 /// A request completed with `status` (`req` is the handle before the call set it to
 /// MPI_REQUEST_NULL): writes MpiIsendComplete, MpiIrecv or MpiRequestCancelled.

@@ -280,14 +280,70 @@ void coll_end(const Call& c, MPI_Comm comm, OTF2_CollectiveOp op, int root, Coll
   c.event(RecordType::MpiCollectiveEnd, id, op, {r, bytes.sent}, {bytes.received, 0}, 2);
 }
 
+// The bytes of each collective for the calling rank (blocking and non-blocking alike).
+CollBytes bytes_bcast(int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  const std::uint64_t b = bytes_of(count, type);
+  return {comm_rank(comm) == root ? b * static_cast<std::uint64_t>(comm_size(comm)) : 0, b};
+}
+CollBytes bytes_gather(const void* sbuf, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype, int root,
+                       MPI_Comm comm) {
+  const bool me = comm_rank(comm) == root;
+  const std::uint64_t sent = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
+  return {sent, me ? bytes_of(rcount, rtype) * static_cast<std::uint64_t>(comm_size(comm)) : 0};
+}
+CollBytes bytes_scatter(int scount, MPI_Datatype stype, const void* rbuf, int rcount, MPI_Datatype rtype, int root,
+                        MPI_Comm comm) {
+  const bool me = comm_rank(comm) == root;
+  const std::uint64_t received = rbuf == MPI_IN_PLACE ? bytes_of(scount, stype) : bytes_of(rcount, rtype);
+  return {me ? bytes_of(scount, stype) * static_cast<std::uint64_t>(comm_size(comm)) : 0, received};
+}
+// Allgather and Alltoall: every rank sends its block to all and receives all blocks.
+CollBytes bytes_all(const void* sbuf, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype, MPI_Comm comm) {
+  const auto n = static_cast<std::uint64_t>(comm_size(comm));
+  const std::uint64_t s = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
+  return {n * s, n * bytes_of(rcount, rtype)};
+}
+CollBytes bytes_reduce(int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  const std::uint64_t b = bytes_of(count, type);
+  return {b, comm_rank(comm) == root ? b * static_cast<std::uint64_t>(comm_size(comm)) : 0};
+}
+CollBytes bytes_allreduce(int count, MPI_Datatype type, MPI_Comm comm) {
+  const std::uint64_t b = bytes_of(count, type) * static_cast<std::uint64_t>(comm_size(comm));
+  return {b, b};
+}
+
+namespace {
+// A non-blocking collective began: its request carries what its completion reports.
+void nb_start(const Call& c, int rc, MPI_Request request, MPI_Comm comm, OTF2_CollectiveOp op, int root, CollBytes b) {
+  if (rc != MPI_SUCCESS) return;
+  ReqInfo r;
+  r.kind = ReqKind::Coll;
+  r.comm = comm_id(comm);
+  r.op = static_cast<std::uint16_t>(op);
+  r.peer = root;
+  r.bytes = b.sent;
+  r.received = b.received;
+  r.id = next_request_id();
+  r.active = true;
+  r.recorded = c.on() && r.comm != comms::kNoComm;
+  track_request(request, r);
+  write_start(c, r);
+}
+}  // namespace
+
 void Barrier::pre(const Call& c, MPI_Comm& comm) { coll_begin(c, comm); }
 void Barrier::post(const Call& c, int, MPI_Comm& comm) { coll_end(c, comm, OTF2_COLLECTIVE_OP_BARRIER, -1, {}); }
+void Ibarrier::post(const Call& c, int rc, MPI_Comm& comm, MPI_Request*& request) {
+  nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_BARRIER, -1, {});
+}
 
 void Bcast::pre(const Call& c, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) { coll_begin(c, comm); }
 void Bcast::post(const Call& c, int, void*&, int& count, MPI_Datatype& type, int& root, MPI_Comm& comm) {
-  const std::uint64_t b = bytes_of(count, type);
-  const bool me = comm_rank(comm) == root;
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_BCAST, root, {me ? b * static_cast<std::uint64_t>(comm_size(comm)) : 0, b});
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_BCAST, root, bytes_bcast(count, type, root, comm));
+}
+void Ibcast::post(const Call& c, int rc, void*&, int& count, MPI_Datatype& type, int& root, MPI_Comm& comm,
+                  MPI_Request*& request) {
+  nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_BCAST, root, bytes_bcast(count, type, root, comm));
 }
 
 void Gather::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) {
@@ -295,10 +351,11 @@ void Gather::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&,
 }
 void Gather::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                   MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
-  const bool me = comm_rank(comm) == root;
-  const std::uint64_t sent = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_GATHER, root,
-           {sent, me ? bytes_of(rcount, rtype) * static_cast<std::uint64_t>(comm_size(comm)) : 0});
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_GATHER, root, bytes_gather(sbuf, scount, stype, rcount, rtype, root, comm));
+}
+void Igather::post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
+                   MPI_Datatype& rtype, int& root, MPI_Comm& comm, MPI_Request*& request) {
+  nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_GATHER, root, bytes_gather(sbuf, scount, stype, rcount, rtype, root, comm));
 }
 void Gatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, const int*&, const int*&, MPI_Datatype&, int&,
                   MPI_Comm& comm) {
@@ -315,10 +372,12 @@ void Scatter::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&
 }
 void Scatter::post(const Call& c, int, const void*&, int& scount, MPI_Datatype& stype, void*& rbuf, int& rcount,
                    MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
-  const bool me = comm_rank(comm) == root;
-  const std::uint64_t received = rbuf == MPI_IN_PLACE ? bytes_of(scount, stype) : bytes_of(rcount, rtype);
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_SCATTER, root,
-           {me ? bytes_of(scount, stype) * static_cast<std::uint64_t>(comm_size(comm)) : 0, received});
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_SCATTER, root, bytes_scatter(scount, stype, rbuf, rcount, rtype, root, comm));
+}
+void Iscatter::post(const Call& c, int rc, const void*&, int& scount, MPI_Datatype& stype, void*& rbuf, int& rcount,
+                    MPI_Datatype& rtype, int& root, MPI_Comm& comm, MPI_Request*& request) {
+  nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_SCATTER, root,
+           bytes_scatter(scount, stype, rbuf, rcount, rtype, root, comm));
 }
 void Scatterv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_Datatype&, void*&, int&, MPI_Datatype&, int&,
                    MPI_Comm& comm) {
@@ -336,9 +395,11 @@ void Allgather::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, in
 }
 void Allgather::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                      MPI_Datatype& rtype, MPI_Comm& comm) {
-  const auto n = static_cast<std::uint64_t>(comm_size(comm));
-  const std::uint64_t s = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLGATHER, -1, {n * s, n * bytes_of(rcount, rtype)});
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLGATHER, -1, bytes_all(sbuf, scount, stype, rcount, rtype, comm));
+}
+void Iallgather::post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
+                      MPI_Datatype& rtype, MPI_Comm& comm, MPI_Request*& request) {
+  nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_ALLGATHER, -1, bytes_all(sbuf, scount, stype, rcount, rtype, comm));
 }
 void Allgatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, const int*&, const int*&, MPI_Datatype&,
                      MPI_Comm& comm) {
@@ -355,9 +416,11 @@ void Alltoall::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int
 }
 void Alltoall::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                     MPI_Datatype& rtype, MPI_Comm& comm) {
-  const auto n = static_cast<std::uint64_t>(comm_size(comm));
-  const std::uint64_t s = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLTOALL, -1, {n * s, n * bytes_of(rcount, rtype)});
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLTOALL, -1, bytes_all(sbuf, scount, stype, rcount, rtype, comm));
+}
+void Ialltoall::post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
+                     MPI_Datatype& rtype, MPI_Comm& comm, MPI_Request*& request) {
+  nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_ALLTOALL, -1, bytes_all(sbuf, scount, stype, rcount, rtype, comm));
 }
 void Alltoallv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_Datatype&, void*&, const int*&, const int*&,
                     MPI_Datatype&, MPI_Comm& comm) {
@@ -385,14 +448,19 @@ void Alltoallw::post(const Call& c, int, const void*& sbuf, const int*& scounts,
 }
 void Reduce::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, int&, MPI_Comm& comm) { coll_begin(c, comm); }
 void Reduce::post(const Call& c, int, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, int& root, MPI_Comm& comm) {
-  const std::uint64_t b = bytes_of(count, type);
-  const bool me = comm_rank(comm) == root;
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE, root, {b, me ? b * static_cast<std::uint64_t>(comm_size(comm)) : 0});
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE, root, bytes_reduce(count, type, root, comm));
+}
+void Ireduce::post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, int& root,
+                   MPI_Comm& comm, MPI_Request*& request) {
+  nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_REDUCE, root, bytes_reduce(count, type, root, comm));
 }
 void Allreduce::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) { coll_begin(c, comm); }
 void Allreduce::post(const Call& c, int, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm) {
-  const std::uint64_t b = bytes_of(count, type) * static_cast<std::uint64_t>(comm_size(comm));
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLREDUCE, -1, {b, b});
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLREDUCE, -1, bytes_allreduce(count, type, comm));
+}
+void Iallreduce::post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm,
+                      MPI_Request*& request) {
+  nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_ALLREDUCE, -1, bytes_allreduce(count, type, comm));
 }
 void ReduceScatter::pre(const Call& c, const void*&, void*&, const int*&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) {
   coll_begin(c, comm);
@@ -408,8 +476,17 @@ void ReduceScatterBlock::pre(const Call& c, const void*&, void*&, int&, MPI_Data
 }
 void ReduceScatterBlock::post(const Call& c, int, const void*&, void*&, int& rcount, MPI_Datatype& type, MPI_Op&,
                               MPI_Comm& comm) {
-  const std::uint64_t b = bytes_of(rcount, type) * static_cast<std::uint64_t>(comm_size(comm));
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK, -1, {b, b});
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK, -1, bytes_allreduce(rcount, type, comm));
+}
+void Iscan::post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm,
+                 MPI_Request*& request) {
+  const std::uint64_t b = bytes_of(count, type);
+  nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_SCAN, -1, {b, b});
+}
+void Iexscan::post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm,
+                   MPI_Request*& request) {
+  const std::uint64_t b = bytes_of(count, type);
+  nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_EXSCAN, -1, {b, b});
 }
 
 // ---- Communicators ----

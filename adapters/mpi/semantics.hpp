@@ -184,6 +184,14 @@ void coll_begin(const Call& c, MPI_Comm comm);
 /// MpiCollectiveEnd; root < 0: none.
 void coll_end(const Call& c, MPI_Comm comm, OTF2_CollectiveOp op, int root, CollBytes bytes);
 
+CollBytes bytes_bcast(int count, MPI_Datatype type, int root, MPI_Comm comm);
+CollBytes bytes_gather(const void* sbuf, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+CollBytes bytes_scatter(int scount, MPI_Datatype stype, const void* rbuf, int rcount, MPI_Datatype rtype, int root,
+                        MPI_Comm comm);
+CollBytes bytes_all(const void* sbuf, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype, MPI_Comm comm);
+CollBytes bytes_reduce(int count, MPI_Datatype type, int root, MPI_Comm comm);
+CollBytes bytes_allreduce(int count, MPI_Datatype type, MPI_Comm comm);
+
 struct Barrier : None {
   static void pre(const Call& c, MPI_Comm& comm);
   static void post(const Call& c, int rc, MPI_Comm& comm);
@@ -270,6 +278,48 @@ struct ScanT : None {
 };
 using Scan = ScanT<OTF2_COLLECTIVE_OP_SCAN>;
 using Exscan = ScanT<OTF2_COLLECTIVE_OP_EXSCAN>;
+
+// Non-blocking collectives: a NonBlockingCollectiveRequest now, the NonBlockingCollectiveComplete
+// (operation, root, bytes) when a Wait/Test completes the request.
+struct Ibarrier : None {
+  static void post(const Call& c, int rc, MPI_Comm& comm, MPI_Request*& request);
+};
+struct Ibcast : None {
+  static void post(const Call& c, int rc, void*&, int& count, MPI_Datatype& type, int& root, MPI_Comm& comm,
+                   MPI_Request*& request);
+};
+struct Igather : None {
+  static void post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
+                   MPI_Datatype& rtype, int& root, MPI_Comm& comm, MPI_Request*& request);
+};
+struct Iscatter : None {
+  static void post(const Call& c, int rc, const void*&, int& scount, MPI_Datatype& stype, void*& rbuf, int& rcount,
+                   MPI_Datatype& rtype, int& root, MPI_Comm& comm, MPI_Request*& request);
+};
+struct Iallgather : None {
+  static void post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
+                   MPI_Datatype& rtype, MPI_Comm& comm, MPI_Request*& request);
+};
+struct Ialltoall : None {
+  static void post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
+                   MPI_Datatype& rtype, MPI_Comm& comm, MPI_Request*& request);
+};
+struct Ireduce : None {
+  static void post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, int& root,
+                   MPI_Comm& comm, MPI_Request*& request);
+};
+struct Iallreduce : None {
+  static void post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm,
+                   MPI_Request*& request);
+};
+struct Iscan : None {
+  static void post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm,
+                   MPI_Request*& request);
+};
+struct Iexscan : None {
+  static void post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm,
+                   MPI_Request*& request);
+};
 
 // ---- Communicators ----
 /// A call that creates a communicator: the first argument is the one it is made from, the last

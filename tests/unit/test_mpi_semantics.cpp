@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The MPI wrappers' rules (adapters/mpi/semantics.hpp) on the real generated wrappers, against a fake PMPI layer and a fake adapter API.
+// The MPI wrappers' rules (adapters/mpi/semantics.hpp): the generated wrappers over a fake PMPI and a fake adapter API.
+#include <catch2/catch.hpp>
 #include <otf2/OTF2_Events.h>
 #include <otf2/OTF2_GeneralDefinitions.h>
 
 #include <algorithm>
-#include <catch2/catch.hpp>
 #include <cstdint>
 #include <map>
 #include <sstream>
@@ -26,7 +26,7 @@ struct Ev {
   RecordType type;
   std::uint32_t ref;
   std::uint16_t aux;
-  std::uint64_t a, b, c;  // slot 1 a and b, slot 2 a
+  std::uint64_t a, b, c, d;  // slot 1 a and b, slot 2 a and b
 };
 std::vector<Ev> g_events;
 std::vector<std::string> g_regions;         // define_region: id = index
@@ -37,14 +37,15 @@ int g_location = 0, g_busy = 0;
 // The payload slots of each record type (measurement/record.hpp).
 unsigned slots_of(RecordType t) {
   switch (t) {
-    case RecordType::MpiIsend: case RecordType::MpiIrecv: case RecordType::MpiCollectiveEnd: return 2;
+    case RecordType::MpiIsend: case RecordType::MpiIrecv: case RecordType::MpiCollectiveEnd:
+    case RecordType::NbCollComplete: return 2;
     case RecordType::MpiCollectiveBegin: return 0;
     default: return 1;
   }
 }
 bool carries_comm(RecordType t) {
   return t == RecordType::MpiSend || t == RecordType::MpiIsend || t == RecordType::MpiRecv || t == RecordType::MpiIrecv ||
-         t == RecordType::MpiCollectiveEnd;
+         t == RecordType::MpiCollectiveEnd || t == RecordType::NbCollComplete;
 }
 
 }  // namespace
@@ -61,12 +62,12 @@ void release(Location* loc) {
 }
 bool recording(const Location*) { return true; }
 Timestamp now() { return 0; }
-void enter(Location*, RegionId region) { g_events.push_back({RecordType::Enter, region, 0, 0, 0, 0}); }
-void leave(Location*, RegionId region) { g_events.push_back({RecordType::Leave, region, 0, 0, 0, 0}); }
+void enter(Location*, RegionId region) { g_events.push_back({RecordType::Enter, region, 0, 0, 0, 0, 0}); }
+void leave(Location*, RegionId region) { g_events.push_back({RecordType::Leave, region, 0, 0, 0, 0, 0}); }
 void event(Location*, Timestamp, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
   CHECK(n == slots_of(type));
   if (!carries_comm(type)) CHECK(ref == 0);
-  g_events.push_back({type, ref, aux, n > 0 ? p[0].a : 0, n > 0 ? p[0].b : 0, n > 1 ? p[1].a : 0});
+  g_events.push_back({type, ref, aux, n > 0 ? p[0].a : 0, n > 0 ? p[0].b : 0, n > 1 ? p[1].a : 0, n > 1 ? p[1].b : 0});
 }
 void add_bytes(Location* loc, std::uint64_t, std::uint64_t) { CHECK(loc == reinterpret_cast<Location*>(&g_location)); }
 RegionId define_region(const regions::RegionDef& def) {
@@ -346,6 +347,15 @@ int PMPI_Scatter(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, 
 int PMPI_Allgather(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm) { return MPI_SUCCESS; }
 int PMPI_Reduce(const void*, void*, int, MPI_Datatype, MPI_Op, int, MPI_Comm) { return MPI_SUCCESS; }
 int PMPI_Allreduce(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm) { return MPI_SUCCESS; }
+// Non-blocking collectives: a pending send-like request of the pool (Wait completes it).
+int PMPI_Iallreduce(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request* request) {
+  *request = new_request(false, 0, false);
+  return MPI_SUCCESS;
+}
+int PMPI_Ibcast(void*, int, MPI_Datatype, int, MPI_Comm, MPI_Request* request) {
+  *request = new_request(false, 0, false);
+  return MPI_SUCCESS;
+}
 }
 
 namespace {
@@ -413,6 +423,13 @@ std::string show(const Ev& e) {
       if (e.a == OTF2_UNDEFINED_UINT32) o << "none";
       else o << e.a;
       o << " sent=" << e.b << " recv=" << e.c;
+      break;
+    case RecordType::NbCollRequest: o << "NbCollRequest req=" << e.a; break;
+    case RecordType::NbCollComplete:
+      o << "NbCollComplete c" << e.ref << ' ' << op_name(e.aux) << " root=";
+      if (e.a == OTF2_UNDEFINED_UINT32) o << "none";
+      else o << e.a;
+      o << " sent=" << e.b << " recv=" << e.c << " req=" << e.d;
       break;
     default: o << "record " << static_cast<int>(e.type);
   }
@@ -686,6 +703,21 @@ TEST_CASE("rule 7: collectives write Begin/End with the root and the bytes of se
     CHECK(trace() == V{"CollBegin", "CollEnd c1 ALLGATHER root=none sent=48 recv=48", "CollBegin",
                        "CollEnd c1 ALLGATHER root=none sent=32 recv=32"});
   }
+}
+
+TEST_CASE("rule 11: a non-blocking collective is requested at its call and completed, with root and bytes, at its Wait",
+          "[mpi]") {
+  start();  // rank 1 of 4
+  const Ids id;
+  int buf[4] = {};
+  MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Iallreduce(MPI_IN_PLACE, buf, 2, MPI_INT, MPI_SUM, world, &r[0]);
+  MPI_Ibcast(buf, 4, MPI_INT, 1, world, &r[1]);
+  CHECK(trace() == V{"NbCollRequest req=" + id(1), "NbCollRequest req=" + id(2)});
+  g_events.clear();
+  MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+  CHECK(trace(true) == V{"Enter MPI_Waitall", "NbCollComplete c1 ALLREDUCE root=none sent=32 recv=32 req=" + id(1),
+                         "NbCollComplete c1 BCAST root=1 sent=64 recv=16 req=" + id(2), "Leave MPI_Waitall"});
 }
 
 TEST_CASE("rule 8: new communicators are defined and used; freed ones are forgotten", "[mpi]") {
