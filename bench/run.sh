@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# THE benchmark script of prof (see docs/PERFORMANCE.md, which it rewrites).
+# THE benchmark script of prof (see docs/PERFORMANCE.md, which it rewrites; its MPI section comes
+# from bench/mpi.sh, which it runs at the end).
 #
 #   bench/run.sh [build-dir]          build-dir: default <repo>/build; a relative path is
 #                                     taken from the current directory
@@ -555,3 +556,10 @@ print(doc)
 if out != "-":
     print(f"bench/run.sh: wrote {out}", file=sys.stderr)
 PYEOF
+
+# The MPI part: its own section of the same document (bench/mpi.sh).
+if command -v mpirun >/dev/null && [[ -e $build/lib/libprof_mpi.so ]]; then
+  "$here/mpi.sh" "$build" "$doc" >&2
+else
+  note "no MPI (mpirun or libprof_mpi.so missing): the MPI section of the report is not refreshed"
+fi

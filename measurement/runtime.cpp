@@ -147,6 +147,13 @@ void check_directory(const config::Values& v) {
                parent.c_str(), std::strerror(errno));
 }
 
+// Milliseconds on a monotonic clock, for the durations PROF_VERBOSE reports.
+double wall_ms() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 // Creates the experiment directory (moving an old one aside); "" when it cannot.
 std::string create_directory() {
   const config::Values& v = config::g_values;
@@ -785,8 +792,12 @@ void finalize(int exit_status) {
     }
     unify::Result unified;
     std::string err;
+    const double unify_start = wall_ms();
     const bool unified_ok = together && (s->writer.is_open() || s->mpp) &&
                             unify::unify(s->mpp, self, regions::snapshot(), comms::snapshot(), &unified, &err);
+    if (unified_ok && s->mpp && s->rank == 0)
+      log::info(1, "unification: %zu processes, %zu regions, %zu communicators in %.1f ms", unified.processes.size(),
+                unified.regions.size(), unified.comms.size(), wall_ms() - unify_start);
     if (!unified_ok && !err.empty()) log::error("%s; the trace is not written", err.c_str());
     if (unified_ok && s->writer.is_open()) {
       defs.clock.resolution = timer::resolution();
@@ -835,7 +846,11 @@ void finalize(int exit_status) {
       }
       if (!built) profile = cube4::Profile{};
       std::string merge_err;
+      const double merge_start = wall_ms();
       if (!profile_merge::gather(s->mpp, &profile, &merge_err)) log::error("%s; the profile is not written", merge_err.c_str());
+      else if (s->rank == 0)
+        log::info(1, "profile merge: %zu call paths, %zu locations in %.1f ms", profile.cnodes.size(), profile.locations.size(),
+                  wall_ms() - merge_start);
       built = s->rank == 0 && !profile.cnodes.empty() && merge_err.empty();
     }
     if (built) {
