@@ -300,6 +300,21 @@ int wrap(const std::vector<std::string>& args) {
   choose_instrumentation(opt, plan, layout);
 
   if (plan.links && !plan.relocatable) {
+    // Fortran objects in an MPI link: their MPI calls go through Open MPI's Fortran bindings,
+    // which call PMPI_ directly, so the MPI adapter never sees them.
+    bool fortran = false;
+    for (const auto& l : plan.libraries)
+      fortran = fortran || l == "gfortran" || l.rfind("mpi_mpifh", 0) == 0 || l.rfind("mpi_usempi", 0) == 0;
+    for (const auto& in : plan.inputs) {
+      const auto dot = in.path.rfind('.');
+      const std::string ext = dot == std::string::npos ? "" : in.path.substr(dot);
+      fortran = fortran || ext == ".f" || ext == ".F" || ext == ".f90" || ext == ".F90" || ext == ".f95" || ext == ".f03" || ext == ".f08";
+    }
+    bool mpi = false;
+    for (const AdapterEntry* a : linked_adapters(plan, *toolchain_for(plan.argv[0]), opt)) mpi = mpi || std::string(a->name) == "mpi";
+    if (fortran && mpi)
+      std::fprintf(stderr, "prof-wrap: notice: this MPI link has Fortran code; its MPI calls are not recorded (Open MPI's Fortran "
+                           "bindings call PMPI_ directly, past prof's C wrappers)\n");
     // Adapters in libraries of their own (MPI): prof must have been built with them.
     for (const AdapterEntry* a : linked_adapters(plan, *toolchain_for(plan.argv[0]), opt)) {
       if (!a->library) continue;

@@ -105,6 +105,34 @@ ThreadEvents thread_events_per_visit(const std::string& name) {
   return it == kEvents.end() ? ThreadEvents{} : it->second;
 }
 
+// MPI wrappers (adapters/mpi) write communication events besides their Enter and Leave. OTF2
+// bytes of each: a timestamp (9), type and length (2) and compressed fields: MpiSend/MpiRecv
+// a peer, communicator, tag and length (about 20), MpiIsend/MpiIrecv also a request id (about
+// 24), MpiIsendComplete/MpiIrecvRequest a request id (about 14), MpiCollectiveBegin nothing (11),
+// MpiCollectiveEnd an operation, communicator, root and two sizes (about 26). Raw: a record and
+// one or two payload slots. A completion is counted on the Wait/Test that makes it: one per visit
+// of the single-request forms, none for the others (their count per visit is not in a profile).
+struct MpiEvents {
+  double otf2 = 0, raw = 0;
+};
+MpiEvents mpi_events_per_visit(const std::string& name) {
+  static const MpiEvents kSend{20, 32}, kIsend{24, 48}, kRequest{14, 32}, kColl{11 + 26, 16 + 48}, kComplete{19, 40};
+  static const std::map<std::string, MpiEvents> kEvents = {
+      {"MPI_Send", kSend}, {"MPI_Bsend", kSend}, {"MPI_Ssend", kSend}, {"MPI_Rsend", kSend}, {"MPI_Recv", kSend},
+      {"MPI_Mrecv", kSend}, {"MPI_Sendrecv", {40, 64}}, {"MPI_Sendrecv_replace", {40, 64}},
+      {"MPI_Isend", kIsend}, {"MPI_Ibsend", kIsend}, {"MPI_Issend", kIsend}, {"MPI_Irsend", kIsend},
+      {"MPI_Irecv", kRequest}, {"MPI_Imrecv", kRequest}, {"MPI_Start", kIsend},
+      {"MPI_Wait", kComplete}, {"MPI_Test", kComplete}, {"MPI_Waitany", kComplete},
+      {"MPI_Barrier", kColl}, {"MPI_Bcast", kColl}, {"MPI_Gather", kColl}, {"MPI_Gatherv", kColl},
+      {"MPI_Scatter", kColl}, {"MPI_Scatterv", kColl}, {"MPI_Allgather", kColl}, {"MPI_Allgatherv", kColl},
+      {"MPI_Alltoall", kColl}, {"MPI_Alltoallv", kColl}, {"MPI_Alltoallw", kColl}, {"MPI_Reduce", kColl},
+      {"MPI_Allreduce", kColl}, {"MPI_Reduce_scatter", kColl}, {"MPI_Reduce_scatter_block", kColl},
+      {"MPI_Scan", kColl}, {"MPI_Exscan", kColl},
+  };
+  auto it = kEvents.find(name);
+  return it == kEvents.end() ? MpiEvents{} : it->second;
+}
+
 // Metric values travel with the Enter and Leave: one OTF2 Metric record per event (timestamp,
 // type, length, metric ref, count, type byte and 8 bytes per value); 16 raw bytes per value.
 constexpr unsigned kOtf2MetricHeader = 14;
@@ -185,6 +213,11 @@ void bytes_per_visit(const cube4::Region& r, std::uint32_t id, unsigned metrics,
     const ThreadEvents n = thread_events_per_visit(r.name);
     *otf2 += n.thread * kOtf2ThreadEvent + n.lock * kOtf2LockEvent;
     *raw += (n.thread + n.lock) * kRawThreadEvent;
+  }
+  if (g == Group::MPI) {
+    const MpiEvents m = mpi_events_per_visit(r.name);
+    *otf2 += m.otf2;
+    *raw += m.raw;
   }
   if (metrics) {
     *otf2 += 2.0 * (kOtf2MetricHeader + kOtf2MetricValue * metrics);

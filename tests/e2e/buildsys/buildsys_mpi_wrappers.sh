@@ -29,5 +29,9 @@ check_enters ./app_cxx exp_cxx main 1 'work(int, int)' 5
 prof-wrap --instrument=functions mpicc mpi_hello.c -o app_fn || fail "prof-wrap --instrument=functions mpicc failed"
 check_instrumented app_fn
 check_enters ./app_fn exp_fn main 1 work 5
-echo "$test_name: prof-mpicc, prof-mpicxx, prof-wrap mpicc: instrumented, exact Enter counts as a singleton MPI process"
+# Fortran code in an MPI link: one line says its MPI calls are not recorded.
+prof-wrap --dry-run mpicc c.o -lgfortran -o app_f 2>f.log || fail "prof-wrap --dry-run mpicc ... -lgfortran failed"
+grep -q "^prof-wrap: notice: this MPI link has Fortran code; its MPI calls are not recorded" f.log ||
+  { cat f.log >&2; fail "no notice that Fortran MPI calls are not recorded"; }
+echo "$test_name: prof-mpicc, prof-mpicxx, prof-wrap mpicc: instrumented, exact Enter counts as a singleton MPI process; Fortran notice"
 done_ok

@@ -17,7 +17,8 @@ Checks, all of them, every failure reported on one line:
   (d) per rank MpiSend+MpiIsend and MpiRecv+MpiIrecv events equal the messages the program counted,
       MpiCollectiveBegin events its blocking collectives;
   (e) the job's one profile.cubex passes cubex_check.py, per rank the visits of every MPI function
-      equal the program's calls, and bytes_sent/bytes_received exist when messages were sent.
+      equal the program's calls, and bytes_sent/bytes_received exist when messages were sent;
+  (f) prof-score --json on the experiment shows the MPI group with every MPI call.
 Exit status 0 when all pass, 1 when one fails, 77 (skip) when mpicc or mpirun is not installed.
 """
 import argparse
@@ -217,6 +218,20 @@ def main():
                 if visits[r][fn] != calls[r][fn]:
                     failures.append("rank %d: the profile has %d visits of %s, the program made %d calls"
                                     % (r, visits[r][fn], fn, calls[r][fn]))
+
+    # (f) prof-score reads the job's profile: its MPI group holds every MPI call of every rank.
+    prof_score = os.path.join(a.bin_dir, "prof-score")
+    if os.path.isfile(profile):
+        p = subprocess.run([prof_score, "--json", exp], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        if p.returncode != 0:
+            failures.append("prof-score --json %s failed (status %d): %s" % (exp, p.returncode, p.stderr.strip()[:200]))
+        else:
+            import json
+            groups = {g["name"]: g for g in json.loads(p.stdout).get("groups", [])}
+            want = sum(sum(c.values()) for c in calls.values())
+            got = groups.get("MPI", {}).get("visits")
+            if got != want:
+                failures.append("prof-score: the MPI group has %s visits, the program made %d MPI calls" % (got, want))
 
     n_checked = 0
     for r in range(a.np):
