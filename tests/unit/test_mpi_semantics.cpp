@@ -223,6 +223,10 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   *group = new_handle(g_fake_groups, 0x9000, members(comm));
   return MPI_SUCCESS;
 }
+int PMPI_Group_size(MPI_Group group, int* size) {
+  *size = static_cast<int>(g_fake_groups.at(group).size());
+  return MPI_SUCCESS;
+}
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) {
   const std::vector<int>& from = g_fake_groups.at(group1);
   const std::vector<int>& to = g_fake_groups.at(group2);
