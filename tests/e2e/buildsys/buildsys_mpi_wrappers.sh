@@ -3,7 +3,8 @@
 # The MPI compiler wrappers through prof-wrap: prof-mpicc and prof-mpicxx (and prof-wrap mpicc)
 # compile and link a small MPI program with the instrumentation, the way they drive GCC (the GCC
 # plugin where it fits); the program runs as one MPI process (singleton MPI_Init, no mpirun) with
-# exact Enter counts. Skipped (77) where no MPI compiler wrapper is installed.
+# exact Enter counts; a Makefile build with CC="prof-wrap mpicc" runs under mpirun with one trace
+# and one profile for the job. Skipped (77) where no MPI compiler wrapper is installed.
 # Arguments: <bin dir with prof-wrap> <work dir> <source dir>
 . "$(dirname -- "$0")/common.sh"
 
@@ -29,6 +30,26 @@ check_enters ./app_cxx exp_cxx main 1 'work(int, int)' 5
 prof-wrap --instrument=functions mpicc mpi_hello.c -o app_fn || fail "prof-wrap --instrument=functions mpicc failed"
 check_instrumented app_fn
 check_enters ./app_fn exp_fn main 1 work 5
+# An existing MPI code's own Makefile with CC="prof-wrap mpicc", run with mpirun on 2 ranks: one
+# trace of the job, messages matched (otf2_check.py --mpi).
+if command -v mpirun >/dev/null 2>&1; then
+  mkdir -p make_mpi
+  cp "$src_dir/mpi_hello.c" make_mpi/hello.c
+  printf 'CC = mpicc\nCFLAGS = -O2\nhello: hello.o\n\t$(CC) $(CFLAGS) -o $@ hello.o\n' >make_mpi/Makefile
+  make -s -C make_mpi CC="prof-wrap mpicc" >make.log 2>&1 || { cat make.log >&2; fail "make CC=\"prof-wrap mpicc\" failed"; }
+  check_instrumented make_mpi/hello
+  if [ "${PROF_E2E_RUN:-1}" != "0" ]; then
+    timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY="$tmp/exp_make" \
+      make_mpi/hello >run.log 2>&1 || { cat run.log >&2; fail "mpirun -np 2 of the prof-wrap mpicc build failed"; }
+    if [ -n "${PROF_SHARED_TOOLS:-}" ]; then
+      /usr/bin/python3 "$PROF_SHARED_TOOLS/otf2_check.py" "$tmp/exp_make/traces.otf2" --mpi --expect-region work >check.log 2>&1 ||
+        { cat check.log >&2; fail "otf2_check.py --mpi rejects the trace of the Makefile build"; }
+      tail -n 1 check.log
+      /usr/bin/python3 "$PROF_SHARED_TOOLS/cubex_check.py" "$tmp/exp_make/profile.cubex" --expect-region work | tail -n 1
+    fi
+  fi
+fi
+
 # Fortran code in an MPI link: one line says its MPI calls are not recorded.
 prof-wrap --dry-run mpicc c.o -lgfortran -o app_f 2>f.log || fail "prof-wrap --dry-run mpicc ... -lgfortran failed"
 grep -q "^prof-wrap: notice: this MPI link has Fortran code; its MPI calls are not recorded" f.log ||
