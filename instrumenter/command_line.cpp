@@ -44,7 +44,7 @@ const char* const kNvccOptionsWithSeparateArg[] = {
     "--fmad", "-cudart", "--cudart", "-cudadevrt", "--cudadevrt", "--x", "--dependency-output",
     "--dependency-target-name", "-Werror", "--Werror", "-diag-suppress", "--diag-suppress", "-diag-warn",
     "--diag-warn", "-diag-error", "--diag-error", "-split-compile", "--split-compile", "-time", "--time",
-    "--run-args", "-run-args", "-default-stream", "--default-stream", "-ewp"};
+    "--run-args", "-run-args", "-default-stream", "--default-stream"};
 
 // nvcc's options that stop before an executable link: they compile, or make a library or a
 // device-link object of their own.
@@ -303,6 +303,9 @@ Plan classify(const std::vector<std::string>& original_argv, const ResponseFileR
         if (a == "-o") p.output = v;
         else if (a == "-x" || a == "--x") language = v;
         else if (nvcc && (a == "--output-file")) p.output = v;
+        else if (nvcc && a == "--library") p.libraries.push_back(v);
+        // nvcc's host compiler: the adapter-list compile must use the same one.
+        else if (nvcc && (a == "-ccbin" || a == "--compiler-bindir")) p.abi_flags.insert(p.abi_flags.end(), {a, v});
         else if (a == "-l") p.libraries.push_back(v);
         else if (a == "-target" || a == "-B") p.abi_flags.insert(p.abi_flags.end(), {a, v});
         if (a == "-l" || a == "-Xlinker" || a == "--library" || a == "--linker-options") p.linker_inputs = true;
@@ -319,8 +322,13 @@ Plan classify(const std::vector<std::string>& original_argv, const ResponseFileR
         else if (a == "--dryrun") no_output = true;
         else if (starts_with(a, "-x=") || starts_with(a, "--x=")) language = a.substr(a.find('=') + 1);
         else if (starts_with(a, "-o=") || starts_with(a, "--output-file=")) p.output = a.substr(a.find('=') + 1);
-        else if (starts_with(a, "-Xlinker=") || starts_with(a, "--linker-options=") || starts_with(a, "--library="))
+        else if (starts_with(a, "-Xlinker=") || starts_with(a, "--linker-options=")) p.linker_inputs = true;
+        else if (starts_with(a, "--library=")) {
+          p.libraries.push_back(a.substr(a.find('=') + 1));
           p.linker_inputs = true;
+        } else if (starts_with(a, "-ccbin=") || starts_with(a, "--compiler-bindir=")) {
+          p.abi_flags.push_back(a);
+        }
         else if (a == "--debug") p.has_debug_option = true;
         // -G, -lineinfo: device debug information only; prof still adds -g for the host code.
       }
@@ -334,7 +342,7 @@ Plan classify(const std::vector<std::string>& original_argv, const ResponseFileR
       else if (a == "-fsyntax-only" || a == "-###") no_output = true;
       else if (starts_with(a, "-o") && !nvcc) p.output = a.substr(2);
       else if (starts_with(a, "-x") && !nvcc) language = a.substr(2);
-      else if (starts_with(a, "-l") && !(nvcc && (a == "-lib" || a == "-lineinfo" || a == "-lto" || a == "-ltoir"))) {
+      else if (starts_with(a, "-l") && !(nvcc && (a == "-lib" || a == "-lineinfo" || a == "-lto" || a == "-ltoir" || a == "-link"))) {
         p.libraries.push_back(a.substr(2));
         p.linker_inputs = true;
       } else if (starts_with(a, "-Wl,")) p.linker_inputs = true;

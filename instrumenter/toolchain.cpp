@@ -297,9 +297,21 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
       // nvcc moves all -Xlinker options before the libraries, which would undo the pair: there the
       // adapter list's reference to prof_init keeps libprof needed.
       const bool bracket = tc->dialect != Dialect::Nvcc;
+      // Adapter libraries that define the functions they wrap (the MPI adapter defines MPI_Send
+      // and calls PMPI_Send) go before the user's arguments: the program binds each symbol to the
+      // first library that defines it, and a user's own -lmpi must come after them.
+      bool any_library = false;
+      for (const auto* a : adapters) any_library = any_library || a->library != nullptr;
+      if (any_library) {
+        std::vector<std::string> first{"-L" + layout.lib_dir()};
+        append(first, linker_option(*tc, "-rpath," + layout.lib_dir()));
+        if (bracket) append(first, linker_option(*tc, "--push-state,--no-as-needed"));
+        for (const auto* a : adapters)
+          if (a->library) first.push_back(std::string("-l") + a->library);
+        if (bracket) append(first, linker_option(*tc, "--pop-state"));
+        pre.insert(pre.end(), first.begin(), first.end());
+      }
       if (bracket) append(post, linker_option(*tc, "--push-state,--no-as-needed"));
-      for (const auto* a : adapters)
-        if (a->library) post.push_back(std::string("-l") + a->library);
       post.push_back("-lprof");
       if (bracket) append(post, linker_option(*tc, "--pop-state"));
       append(post, {"-lpthread", "-ldl"});

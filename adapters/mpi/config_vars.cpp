@@ -41,9 +41,10 @@ const Var kMpiVars[] = {
      kMpiGroups},
     {"FINALIZE_TIMEOUT", Type::Number, "60", &g_values.mpi_finalize_timeout,
      "Seconds the ranks wait for each other at the end of the run.",
-     "The unified trace and profile need every rank at the end of the run. prof waits this "
-     "long for all ranks (a non-blocking barrier on its own communicator, so a rank that "
-     "died or hangs cannot block the others). If some never arrive, every rank that did "
+     "The unified trace and profile need every rank at the end of the run. Rank 0 waits this "
+     "long for all ranks to arrive and tells each whether all did (on prof's own "
+     "communicator, polled, so a rank that died or hangs cannot block the others; the others "
+     "wait twice as long for rank 0's answer). If some never arrive, every rank that did "
      "writes its own profile (profile.rank<r>.cubex) and a marker file "
      "(incomplete.rank<r>) naming the missing ranks, and the trace is left without its "
      "definitions, so that no archive claims to be complete. When the job is being stopped "

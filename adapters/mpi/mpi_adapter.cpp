@@ -179,7 +179,7 @@ bool PmpiMpp::sync_clock(std::uint64_t* local, std::int64_t* offset) {
     for (std::uint32_t r = 1; r < g_size; ++r) {
       if (!g_clock_needed[r]) continue;
       std::uint64_t best_rtt = ~std::uint64_t{0};
-      std::int64_t best = 0;
+      std::int64_t best[2] = {0, 0};  // offset, and the rank's time in that round
       for (int k = 0; k < kRounds; ++k) {
         const std::uint64_t t0 = api::now();
         std::uint64_t tr = 0;
@@ -189,10 +189,11 @@ bool PmpiMpp::sync_clock(std::uint64_t* local, std::int64_t* offset) {
         const std::uint64_t t1 = api::now();
         if (t1 - t0 < best_rtt) {
           best_rtt = t1 - t0;
-          best = static_cast<std::int64_t>(t0 + (t1 - t0) / 2) - static_cast<std::int64_t>(tr);
+          best[0] = static_cast<std::int64_t>(t0 + (t1 - t0) / 2) - static_cast<std::int64_t>(tr);
+          best[1] = static_cast<std::int64_t>(tr);
         }
       }
-      if (PMPI_Send(&best, 1, MPI_INT64_T, static_cast<int>(r), kClockTag, g_comm) != MPI_SUCCESS) return false;
+      if (PMPI_Send(best, 2, MPI_INT64_T, static_cast<int>(r), kClockTag, g_comm) != MPI_SUCCESS) return false;
     }
   } else if (g_clock_needed[g_rank]) {
     for (int k = 0; k < kRounds; ++k) {
@@ -201,17 +202,33 @@ bool PmpiMpp::sync_clock(std::uint64_t* local, std::int64_t* offset) {
       const std::uint64_t tr = api::now();
       if (PMPI_Send(&tr, 1, MPI_UINT64_T, 0, kClockTag, g_comm) != MPI_SUCCESS) return false;
     }
-    if (PMPI_Recv(offset, 1, MPI_INT64_T, 0, kClockTag, g_comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+    std::int64_t best[2] = {0, 0};
+    if (PMPI_Recv(best, 2, MPI_INT64_T, 0, kClockTag, g_comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+    *offset = best[0];
+    *local = static_cast<std::uint64_t>(best[1]);  // the offset holds at the time it was measured
+    return true;
   }
   *local = api::now();
   return true;
 }
 
-// Every rank tells rank 0 that it arrived (so that rank 0 can name the missing ones) and enters a
-// non-blocking barrier, polled until the deadline: a dead or hanging rank cannot block the others.
+// Whether all ranks are here for the write-out, decided by rank 0 alone, so that every rank acts
+// on the same answer: each rank sends rank 0 its arrival; rank 0 waits up to the timeout for all
+// of them and sends each rank that arrived its verdict (go only when all did). The others wait for
+// the verdict twice as long as rank 0 can take, so a live rank 0's answer always reaches them; a
+// rank that hears nothing (rank 0 died, or this rank came after rank 0 gave up) writes alone.
+// Stopped by a signal before it starts (mpirun is ending the job), a rank does not take part at
+// all: no MPI from a signal handler, no waiting. The buffers of messages that may still arrive
+// after a rank gave up are static: MPI may write them after this function returned.
 bool PmpiMpp::arrive(std::string* why) {
   if (g_aborted.load()) {
     *why = "MPI_Abort was called";
+    g_apart.store(true);
+    return false;
+  }
+  if (api::stop_requested()) {
+    *why = "the job is being stopped (a signal) before this rank's write-out";
+    g_apart.store(true);
     return false;
   }
   int finalized = 0;
@@ -220,54 +237,92 @@ bool PmpiMpp::arrive(std::string* why) {
     *why = "MPI is no longer usable";
     return false;
   }
+  static int s_me = 0, s_verdict = 0;
+  static std::vector<int>* s_who = new std::vector<int>;  // never freed: late messages may land
+  static std::vector<int>* s_go = new std::vector<int>;
   const std::uint64_t limit = api::values().mpi_finalize_timeout;
-  bool urgent = api::stop_requested();
-  int me = static_cast<int>(g_rank);
-  MPI_Request sent = MPI_REQUEST_NULL, barrier = MPI_REQUEST_NULL;
-  std::vector<MPI_Request> arrivals;
-  std::vector<int> who(g_size, -1);
-  if (g_rank == 0)
-    for (std::uint32_t r = 1; r < g_size; ++r) {
-      arrivals.push_back(MPI_REQUEST_NULL);
-      PMPI_Irecv(&who[r], 1, MPI_INT, static_cast<int>(r), kArriveTag, g_comm, &arrivals.back());
-    }
-  else
-    PMPI_Isend(&me, 1, MPI_INT, 0, kArriveTag, g_comm, &sent);
-  PMPI_Ibarrier(g_comm, &barrier);
-  // Stopped by a signal before the write-out began: mpirun is ending the job and will kill the
-  // processes soon, so no waiting at all (one test of the barrier).
   const double start = PMPI_Wtime();
-  double deadline = urgent ? start : start + static_cast<double>(limit);
-  int done = 0;
-  for (;;) {
-    PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
-    const double now = PMPI_Wtime();
-    if (done || now > deadline) break;
-    if (!urgent && api::stop_requested()) {  // the job is being stopped: a short grace, then alone
-      urgent = true;
-      deadline = std::min(deadline, now + 0.3);
-    }
-    ::usleep(1000);
-  }
-  if (done) {
-    PMPI_Waitall(static_cast<int>(arrivals.size()), arrivals.data(), MPI_STATUSES_IGNORE);
-    PMPI_Wait(&sent, MPI_STATUS_IGNORE);
-    return true;
-  }
+  bool urgent = false;
   std::string missing;
+  bool go = false;
+  // Polls `req` until done, the deadline, or a stop (then 0.3 s more); true when done.
+  auto wait = [&](MPI_Request* req, double seconds) {
+    double deadline = start + seconds;
+    for (int done = 0;;) {
+      PMPI_Test(req, &done, MPI_STATUS_IGNORE);
+      const double now = PMPI_Wtime();
+      if (done) return true;
+      if (now > deadline) return false;
+      if (!urgent && api::stop_requested()) {
+        urgent = true;
+        deadline = std::min(deadline, now + 0.3);
+      }
+      ::usleep(1000);
+    }
+  };
   if (g_rank == 0) {
-    for (std::size_t i = 0; i < arrivals.size(); ++i) {
-      int arrived = 0;
-      PMPI_Test(&arrivals[i], &arrived, MPI_STATUS_IGNORE);
-      if (!arrived) missing += (missing.empty() ? "" : ", ") + std::to_string(i + 1);
+    s_who->assign(g_size, 0);
+    s_go->assign(g_size, 0);
+    std::vector<MPI_Request> arrivals(g_size, MPI_REQUEST_NULL);
+    for (std::uint32_t r = 1; r < g_size; ++r)
+      PMPI_Irecv(&(*s_who)[r], 1, MPI_INT, static_cast<int>(r), kArriveTag, g_comm, &arrivals[r]);
+    std::vector<char> arrived(g_size, 0);
+    arrived[0] = 1;
+    const double deadline = start + static_cast<double>(limit);
+    for (;;) {
+      bool all = true;
+      for (std::uint32_t r = 1; r < g_size; ++r) {
+        if (arrived[r]) continue;
+        int done = 0;
+        PMPI_Test(&arrivals[r], &done, MPI_STATUS_IGNORE);
+        arrived[r] = done ? 1 : 0;
+        all = all && done;
+      }
+      const double now = PMPI_Wtime();
+      if (all || now > deadline || (urgent && now > deadline)) {
+        go = all;
+        break;
+      }
+      if (!urgent && api::stop_requested()) urgent = true;
+      if (urgent) break;  // the job is being stopped: decide now
+      ::usleep(1000);
+    }
+    for (std::uint32_t r = 1; r < g_size; ++r) {
+      if (!arrived[r]) {
+        missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        continue;
+      }
+      (*s_go)[r] = go ? 1 : 0;
+      MPI_Request req = MPI_REQUEST_NULL;
+      PMPI_Isend(&(*s_go)[r], 1, MPI_INT, static_cast<int>(r), kArriveTag + 10, g_comm, &req);
+      if (go) PMPI_Wait(&req, MPI_STATUS_IGNORE);
+      else PMPI_Request_free(&req);
+    }
+  } else {
+    s_me = static_cast<int>(g_rank);
+    MPI_Request sent = MPI_REQUEST_NULL, verdict = MPI_REQUEST_NULL;
+    PMPI_Isend(&s_me, 1, MPI_INT, 0, kArriveTag, g_comm, &sent);
+    PMPI_Irecv(&s_verdict, 1, MPI_INT, 0, kArriveTag + 10, g_comm, &verdict);
+    if (wait(&verdict, 2.0 * static_cast<double>(limit) + 1.0)) {
+      go = s_verdict == 1;
+      PMPI_Wait(&sent, MPI_STATUS_IGNORE);
+      if (!go) missing = "?";
+    } else {
+      missing = "0?";
     }
   }
+  if (go) return true;
   g_apart.store(true);
   char waited[32];
   std::snprintf(waited, sizeof waited, "%.1f", PMPI_Wtime() - start);
-  *why = (missing.empty() ? std::string("some rank (rank 0 names it)") : "rank(s) " + missing) +
-         " did not reach the end of the measurement; waited " + waited + " s" +
-         (urgent ? " (the job is being stopped)" : "") + ", PROF_MPI_FINALIZE_TIMEOUT=" + std::to_string(limit);
+  if (g_rank == 0)
+    *why = "rank(s) " + missing + " did not reach the end of the measurement; waited " + waited + " s" +
+           (urgent ? " (the job is being stopped)" : "") + ", PROF_MPI_FINALIZE_TIMEOUT=" + std::to_string(limit);
+  else if (missing == "?")
+    *why = "rank 0 reports that some rank did not reach the end of the measurement (rank 0 names it)";
+  else
+    *why = std::string("no word from rank 0 within ") + waited + " s (it stopped, or gave up before this rank arrived)" +
+           (urgent ? "; the job is being stopped" : "") + ", PROF_MPI_FINALIZE_TIMEOUT=" + std::to_string(limit);
   return false;
 }
 
@@ -313,6 +368,14 @@ void check_configuration() {
       if (ea == std::string::npos || eb == std::string::npos) break;
       a = ea + 1;
       b = eb + 1;
+    }
+    if (a >= root.size() || b >= mine.size()) {  // one is a prefix of the other: a variable more or less
+      const std::string& longer = root.size() > mine.size() ? root : mine;
+      const std::string rest = longer.substr(std::min(a, b));
+      const std::string text = "the effective configuration differs from rank 0's at '" + rest.substr(0, rest.find('\n')) +
+                               "': the ranks run different builds of prof or their environments differ; give every rank "
+                               "the same PROF_* variables (mpirun -x NAME)";
+      api::error(text.c_str());
     }
   }
   int any = 0;
@@ -372,8 +435,15 @@ Call::~Call() {
 }
 
 void Call::event(RecordType type, std::uint32_t ref, std::uint16_t aux, Payload a, Payload b, unsigned slots) const {
-  if (!on_) return;
+  if (on_) completion(type, ref, aux, a, b, slots);
+}
+
+void Call::completion(RecordType type, std::uint32_t ref, std::uint16_t aux, Payload a, Payload b, unsigned slots) const {
   if (Location* loc = api::acquire()) {
+    if (!api::recording(loc)) {
+      api::release(loc);
+      return;
+    }
     const Payload p[2] = {a, b};
     api::event(loc, api::now(), type, ref, aux, p, slots);
     // The profile's bytes_sent/bytes_received of this call's path.
@@ -492,17 +562,17 @@ void complete_request(const Call& call, MPI_Request req, const MPI_Status& statu
   int cancelled = 0;
   PMPI_Test_cancelled(&status, &cancelled);
   if (cancelled) {
-    call.event(RecordType::MpiRequestCancelled, 0, 0, {r.id, 0});
+    call.completion(RecordType::MpiRequestCancelled, 0, 0, {r.id, 0});
   } else if (r.kind == ReqKind::Send) {
-    call.event(RecordType::MpiIsendComplete, 0, 0, {r.id, 0});
+    call.completion(RecordType::MpiIsendComplete, 0, 0, {r.id, 0});
   } else if (r.kind == ReqKind::Coll) {
     const std::uint64_t root = r.peer < 0 ? 0xffffffffu : static_cast<std::uint64_t>(r.peer);
-    call.event(RecordType::NbCollComplete, r.comm, r.op, {root, r.bytes}, {r.received, r.id}, 2);
+    call.completion(RecordType::NbCollComplete, r.comm, r.op, {root, r.bytes}, {r.received, r.id}, 2);
   } else {
     int count = 0;
     PMPI_Get_count(&status, MPI_BYTE, &count);
     const std::uint64_t bytes = count == MPI_UNDEFINED ? 0 : static_cast<std::uint64_t>(count);
-    call.event(RecordType::MpiIrecv, r.comm, 0,
+    call.completion(RecordType::MpiIrecv, r.comm, 0,
                {static_cast<std::uint32_t>(status.MPI_SOURCE) |
                     static_cast<std::uint64_t>(static_cast<std::uint32_t>(status.MPI_TAG)) << 32,
                 bytes},
@@ -540,10 +610,10 @@ void free_request(const Call& call, MPI_Request req) {
   // now, so that it is not left open (a send is complete for its sender; a receive's message is
   // unknown and its request is closed as cancelled).
   if (!r.active || !r.recorded) return;
-  if (r.kind == ReqKind::Send) call.event(RecordType::MpiIsendComplete, 0, 0, {r.id, 0});
-  else if (r.kind == ReqKind::Recv) call.event(RecordType::MpiRequestCancelled, 0, 0, {r.id, 0});
+  if (r.kind == ReqKind::Send) call.completion(RecordType::MpiIsendComplete, 0, 0, {r.id, 0});
+  else if (r.kind == ReqKind::Recv) call.completion(RecordType::MpiRequestCancelled, 0, 0, {r.id, 0});
   // A freed non-blocking collective cannot be cancelled: its completion is written now.
-  else call.event(RecordType::NbCollComplete, r.comm, r.op, {r.peer < 0 ? 0xffffffffu : static_cast<std::uint64_t>(r.peer), r.bytes},
+  else call.completion(RecordType::NbCollComplete, r.comm, r.op, {r.peer < 0 ? 0xffffffffu : static_cast<std::uint64_t>(r.peer), r.bytes},
                   {r.received, r.id}, 2);
 }
 

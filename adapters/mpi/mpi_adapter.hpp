@@ -39,6 +39,11 @@ class Call {
   /// Writes one record on the calling thread's location (when on()).
   void event(RecordType type, std::uint32_t ref, std::uint16_t aux = 0, Payload a = {0, 0}, Payload b = {0, 0},
              unsigned slots = 1) const;
+  /// The same, whenever the location records, whatever this call's group: the completion of a
+  /// request whose start was written (its Wait may be in a disabled group, e.g. MPI_Wait of an
+  /// MPI_Iallreduce with only `coll` enabled); otherwise the trace would keep it open.
+  void completion(RecordType type, std::uint32_t ref, std::uint16_t aux = 0, Payload a = {0, 0}, Payload b = {0, 0},
+                  unsigned slots = 1) const;
 
  private:
   int fn_;

@@ -385,6 +385,11 @@ void nb_start(const Call& c, int rc, MPI_Request request, MPI_Comm comm, OTF2_Co
 }
 }  // namespace
 
+// Whether a collective's events are written: recorded, on a tracked communicator. Only then are
+// its bytes computed (the counts of an untracked intercommunicator's v-collectives have the
+// remote group's size, and every byte rule costs MPI queries).
+bool tracked(const Call& c, MPI_Comm comm) { return c.on() && comm_id(comm) != comms::kNoComm; }
+
 void Barrier::pre(const Call& c, MPI_Comm& comm) { coll_begin(c, comm); }
 void Barrier::post(const Call& c, int, MPI_Comm& comm) { coll_end(c, comm, OTF2_COLLECTIVE_OP_BARRIER, -1, {}); }
 void Ibarrier::post(const Call& c, int rc, MPI_Comm& comm, MPI_Request*& request) {
@@ -393,10 +398,12 @@ void Ibarrier::post(const Call& c, int rc, MPI_Comm& comm, MPI_Request*& request
 
 void Bcast::pre(const Call& c, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) { coll_begin(c, comm); }
 void Bcast::post(const Call& c, int, void*&, int& count, MPI_Datatype& type, int& root, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_BCAST, root, bytes_bcast(count, type, root, comm));
 }
 void Ibcast::post(const Call& c, int rc, void*&, int& count, MPI_Datatype& type, int& root, MPI_Comm& comm,
                   MPI_Request*& request) {
+  if (!tracked(c, comm)) return;
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_BCAST, root, bytes_bcast(count, type, root, comm));
 }
 
@@ -405,10 +412,12 @@ void Gather::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&,
 }
 void Gather::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                   MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_GATHER, root, bytes_gather(sbuf, scount, stype, rcount, rtype, root, comm));
 }
 void Igather::post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                    MPI_Datatype& rtype, int& root, MPI_Comm& comm, MPI_Request*& request) {
+  if (!tracked(c, comm)) return;
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_GATHER, root, bytes_gather(sbuf, scount, stype, rcount, rtype, root, comm));
 }
 void Gatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, const int*&, const int*&, MPI_Datatype&, int&,
@@ -417,6 +426,7 @@ void Gatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, cons
 }
 void Gatherv::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, const int*& rcounts,
                    const int*&, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   const int me = comm_rank(comm);
   const std::uint64_t sent = sbuf == MPI_IN_PLACE ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype);
   coll_end(c, comm, OTF2_COLLECTIVE_OP_GATHERV, root, {sent, me == root ? sum_bytes(rcounts, rtype, comm_size(comm)) : 0});
@@ -426,10 +436,12 @@ void Scatter::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&
 }
 void Scatter::post(const Call& c, int, const void*&, int& scount, MPI_Datatype& stype, void*& rbuf, int& rcount,
                    MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_SCATTER, root, bytes_scatter(scount, stype, rbuf, rcount, rtype, root, comm));
 }
 void Iscatter::post(const Call& c, int rc, const void*&, int& scount, MPI_Datatype& stype, void*& rbuf, int& rcount,
                     MPI_Datatype& rtype, int& root, MPI_Comm& comm, MPI_Request*& request) {
+  if (!tracked(c, comm)) return;
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_SCATTER, root,
            bytes_scatter(scount, stype, rbuf, rcount, rtype, root, comm));
 }
@@ -439,6 +451,7 @@ void Scatterv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_Da
 }
 void Scatterv::post(const Call& c, int, const void*&, const int*& scounts, const int*&, MPI_Datatype& stype, void*& rbuf,
                     int& rcount, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   const int me = comm_rank(comm);
   const std::uint64_t received = rbuf == MPI_IN_PLACE ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype);
   coll_end(c, comm, OTF2_COLLECTIVE_OP_SCATTERV, root,
@@ -449,10 +462,12 @@ void Allgather::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, in
 }
 void Allgather::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                      MPI_Datatype& rtype, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLGATHER, -1, bytes_all(sbuf, scount, stype, rcount, rtype, comm));
 }
 void Iallgather::post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                       MPI_Datatype& rtype, MPI_Comm& comm, MPI_Request*& request) {
+  if (!tracked(c, comm)) return;
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_ALLGATHER, -1, bytes_all(sbuf, scount, stype, rcount, rtype, comm));
 }
 void Allgatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, const int*&, const int*&, MPI_Datatype&,
@@ -461,6 +476,7 @@ void Allgatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, c
 }
 void Allgatherv::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, const int*& rcounts,
                       const int*&, MPI_Datatype& rtype, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   const int n = comm_size(comm);
   const std::uint64_t s = sbuf == MPI_IN_PLACE ? bytes_of(rcounts[comm_rank(comm)], rtype) : bytes_of(scount, stype);
   coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLGATHERV, -1, {static_cast<std::uint64_t>(n) * s, sum_bytes(rcounts, rtype, n)});
@@ -470,10 +486,12 @@ void Alltoall::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int
 }
 void Alltoall::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                     MPI_Datatype& rtype, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLTOALL, -1, bytes_all(sbuf, scount, stype, rcount, rtype, comm));
 }
 void Ialltoall::post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                      MPI_Datatype& rtype, MPI_Comm& comm, MPI_Request*& request) {
+  if (!tracked(c, comm)) return;
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_ALLTOALL, -1, bytes_all(sbuf, scount, stype, rcount, rtype, comm));
 }
 void Alltoallv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_Datatype&, void*&, const int*&, const int*&,
@@ -482,6 +500,7 @@ void Alltoallv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_D
 }
 void Alltoallv::post(const Call& c, int, const void*& sbuf, const int*& scounts, const int*&, MPI_Datatype& stype, void*&,
                      const int*& rcounts, const int*&, MPI_Datatype& rtype, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   const int n = comm_size(comm);
   const std::uint64_t received = sum_bytes(rcounts, rtype, n);
   coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLTOALLV, -1, {sbuf == MPI_IN_PLACE ? received : sum_bytes(scounts, stype, n), received});
@@ -492,6 +511,7 @@ void Alltoallw::pre(const Call& c, const void*&, const int*&, const int*&, const
 }
 void Alltoallw::post(const Call& c, int, const void*& sbuf, const int*& scounts, const int*&, const MPI_Datatype*& stypes,
                      void*&, const int*& rcounts, const int*&, const MPI_Datatype*& rtypes, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   const int n = comm_size(comm);
   std::uint64_t sent = 0, received = 0;
   for (int i = 0; i < n; ++i) {
@@ -502,18 +522,22 @@ void Alltoallw::post(const Call& c, int, const void*& sbuf, const int*& scounts,
 }
 void Reduce::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, int&, MPI_Comm& comm) { coll_begin(c, comm); }
 void Reduce::post(const Call& c, int, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, int& root, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE, root, bytes_reduce(count, type, root, comm));
 }
 void Ireduce::post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, int& root,
                    MPI_Comm& comm, MPI_Request*& request) {
+  if (!tracked(c, comm)) return;
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_REDUCE, root, bytes_reduce(count, type, root, comm));
 }
 void Allreduce::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) { coll_begin(c, comm); }
 void Allreduce::post(const Call& c, int, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLREDUCE, -1, bytes_allreduce(count, type, comm));
 }
 void Iallreduce::post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm,
                       MPI_Request*& request) {
+  if (!tracked(c, comm)) return;
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_ALLREDUCE, -1, bytes_allreduce(count, type, comm));
 }
 void ReduceScatter::pre(const Call& c, const void*&, void*&, const int*&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) {
@@ -521,6 +545,7 @@ void ReduceScatter::pre(const Call& c, const void*&, void*&, const int*&, MPI_Da
 }
 void ReduceScatter::post(const Call& c, int, const void*&, void*&, const int*& rcounts, MPI_Datatype& type, MPI_Op&,
                          MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   const int n = comm_size(comm);
   coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER, -1,
            {sum_bytes(rcounts, type, n), static_cast<std::uint64_t>(n) * bytes_of(rcounts[comm_rank(comm)], type)});
@@ -530,15 +555,18 @@ void ReduceScatterBlock::pre(const Call& c, const void*&, void*&, int&, MPI_Data
 }
 void ReduceScatterBlock::post(const Call& c, int, const void*&, void*&, int& rcount, MPI_Datatype& type, MPI_Op&,
                               MPI_Comm& comm) {
+  if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK, -1, bytes_allreduce(rcount, type, comm));
 }
 void Iscan::post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm,
                  MPI_Request*& request) {
+  if (!tracked(c, comm)) return;
   const std::uint64_t b = bytes_of(count, type);
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_SCAN, -1, {b, b});
 }
 void Iexscan::post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm,
                    MPI_Request*& request) {
+  if (!tracked(c, comm)) return;
   const std::uint64_t b = bytes_of(count, type);
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_EXSCAN, -1, {b, b});
 }

@@ -130,8 +130,10 @@ bool decode(const std::vector<char>& data, cube4::Profile* out) {
     p.extra_metrics.push_back(std::move(m));
   }
   if (!in.ok() || !in.done()) return false;
-  for (const auto& c : p.cnodes)
-    if (c.region >= p.regions.size()) return false;
+  for (std::size_t i = 0; i < p.cnodes.size(); ++i) {
+    const cube4::CallNode& c = p.cnodes[i];
+    if (c.region >= p.regions.size() || c.parent >= static_cast<std::int64_t>(i) || (i > 0 && c.parent < 0)) return false;
+  }
   for (std::uint32_t g : p.location_group)
     if (g >= p.groups.size()) return false;
   *out = std::move(p);
@@ -163,7 +165,13 @@ void merge(cube4::Profile& into, const cube4::Profile& in) {
     child.emplace(std::make_pair(into.cnodes[i].parent, into.cnodes[i].region), static_cast<std::int64_t>(i));
   std::vector<std::int64_t> cnode_map;
   for (const auto& c : other.cnodes) {
-    const std::int64_t parent = c.parent < 0 ? -1 : cnode_map[static_cast<std::size_t>(c.parent)];
+    if (c.parent < 0) {
+      // Its root: the job has one (the program root of rank 0's executable; an MPMD job's other
+      // executables hang below it too).
+      cnode_map.push_back(0);
+      continue;
+    }
+    const std::int64_t parent = cnode_map[static_cast<std::size_t>(c.parent)];
     const std::uint32_t region = region_map[c.region];
     auto [it, fresh] = child.emplace(std::make_pair(parent, region), static_cast<std::int64_t>(into.cnodes.size()));
     if (fresh) into.cnodes.push_back({region, parent});

@@ -448,8 +448,11 @@ TEST_CASE("link commands", "[prof-wrap]") {
       CHECK(tc->gcc);
       const auto link = build_commands(classify({mpi, "a.o", "-o", "app"}), kLayout, defaults, files);
       REQUIRE(link.size() == 2);
-      // The MPI adapter's library before libprof, inside the --no-as-needed bracket.
-      CHECK(contains_run(link.back(), {"-Wl,--push-state,--no-as-needed", "-lprof_mpi", "-lprof", "-Wl,--pop-state"}));
+      // The MPI adapter's library before the user's arguments (and so before the MPI library),
+      // inside a --no-as-needed bracket; libprof at the end as always.
+      CHECK(contains_run(link.back(), {"-L/opt/prof/lib", "-Wl,-rpath,/opt/prof/lib", "-Wl,--push-state,--no-as-needed",
+                                       "-lprof_mpi", "-Wl,--pop-state", "a.o"}));
+      CHECK(contains_run(link.back(), link_tail));
       const Plan plan = classify({mpi, "a.o", "-o", "app"});
       CHECK(adapter_list_source(linked_adapters(plan, *tc, defaults)).find("&prof_adapter_mpi") != std::string::npos);
       CHECK(contains(build_commands(classify({mpi, "-c", "a.c"}), kLayout, defaults).back(), "-finstrument-functions"));
@@ -457,7 +460,9 @@ TEST_CASE("link commands", "[prof-wrap]") {
     // gcc with -lmpi is an MPI link; --mpp=none and --mpp=mpi override the detection.
     const Toolchain& gcc = *find_toolchain("gcc");
     const Plan with_lmpi = classify({"gcc", "a.o", "-lmpi", "-o", "app"});
-    CHECK(contains(build_commands(with_lmpi, kLayout, defaults, files).back(), "-lprof_mpi"));
+    const Argv lmpi_link = build_commands(with_lmpi, kLayout, defaults, files).back();
+    CHECK(index_of(lmpi_link, "-lprof_mpi") >= 0);
+    CHECK(index_of(lmpi_link, "-lprof_mpi") < index_of(lmpi_link, "-lmpi"));  // binds MPI_Send to the wrapper
     Options none;
     apply_option(none, "--mpp=none");
     CHECK_FALSE(contains(build_commands(with_lmpi, kLayout, none, files).back(), "-lprof_mpi"));
@@ -739,6 +744,11 @@ TEST_CASE("nvcc: classification and commands", "[prof-wrap][nvcc]") {
     CHECK(l.libraries == Argv{"cublas"});
     CHECK(l.links_executable());
     CHECK(classify({"nvcc", "--dryrun", "a.cu"}).passthrough());
+    // -ewp is a flag (its next word is a source); --library names a library; the host compiler
+    // goes to the adapter-list compile too.
+    CHECK(classify({"nvcc", "-ewp", "a.cu", "-c"}).sources == Argv{"a.cu"});
+    CHECK(classify({"nvcc", "a.o", "--library", "mpi", "--library=cublas", "-o", "app"}).libraries == Argv{"mpi", "cublas"});
+    CHECK(classify({"nvcc", "-ccbin", "g++-12", "a.o", "-o", "app"}).abi_flags == Argv{"-ccbin", "g++-12"});
   }
   SECTION("host instrumentation through -Xcompiler; the header and include path as nvcc options") {
     Options o;

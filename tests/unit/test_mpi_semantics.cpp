@@ -724,6 +724,17 @@ TEST_CASE("rule 11: a non-blocking collective is requested at its call and compl
                          "NbCollComplete c1 BCAST root=1 sent=64 recv=16 req=" + id(2), "Leave MPI_Waitall"});
 }
 
+TEST_CASE("rule 12: a request's completion is written even when the completing call's group is off", "[mpi]") {
+  start(prof::config::kMpiColl);  // MPI_Wait is in p2p, which is off
+  const Ids id;
+  int buf[2] = {};
+  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Iallreduce(MPI_IN_PLACE, buf, 2, MPI_INT, MPI_SUM, world, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  CHECK(trace(true) == V{"Enter MPI_Iallreduce", "NbCollRequest req=" + id(1), "Leave MPI_Iallreduce",
+                         "NbCollComplete c1 ALLREDUCE root=none sent=32 recv=32 req=" + id(1)});
+}
+
 TEST_CASE("rule 8: new communicators are defined and used; freed ones are forgotten", "[mpi]") {
   start();
   using prof::comms::Kind;

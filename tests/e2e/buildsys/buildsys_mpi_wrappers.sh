@@ -30,6 +30,14 @@ check_enters ./app_cxx exp_cxx main 1 'work(int, int)' 5
 prof-wrap --instrument=functions mpicc mpi_hello.c -o app_fn || fail "prof-wrap --instrument=functions mpicc failed"
 check_instrumented app_fn
 check_enters ./app_fn exp_fn main 1 work 5
+# Plain gcc with the MPI flags spelled out (-lmpi on the link line): the MPI adapter must still come
+# before libmpi, or MPI_Allreduce would bind to libmpi and go unrecorded.
+# shellcheck disable=SC2046
+prof-wrap gcc -O2 $(mpicc --showme:compile) mpi_hello.c $(mpicc --showme:link) -o app_gcc ||
+  fail "prof-wrap gcc ... -lmpi failed"
+readelf -d app_gcc | grep -q 'NEEDED.*libprof_mpi' || fail "app_gcc does not need libprof_mpi.so: -lmpi did not select the MPI adapter"
+check_enters ./app_gcc exp_gcc main 1 work 5 MPI_Allreduce 1
+
 # An existing MPI code's own Makefile with CC="prof-wrap mpicc", run with mpirun on 2 ranks: one
 # trace of the job, messages matched (otf2_check.py --mpi).
 if command -v mpirun >/dev/null 2>&1; then

@@ -31,6 +31,7 @@ static const char* const expect_names[] = {
     "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall",
     "MPI_Alltoallv", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan", "MPI_Iallreduce",
     "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_free", "MPI_Intercomm_create", "MPI_Intercomm_merge",
+    "MPI_Mprobe", "MPI_Mrecv", "MPI_Improbe", "MPI_Imrecv",
 };
 #define EXPECT_N ((int)(sizeof(expect_names) / sizeof(expect_names[0])))
 

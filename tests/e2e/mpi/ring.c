@@ -2,7 +2,8 @@
 /* Point-to-point: Isend/Irecv/Waitall around a ring (both directions, MPI_STATUSES_IGNORE;
  * small messages and one of 256 KiB, beyond Open MPI's eager limit), Sendrecv, a ping-pong
  * between ranks 0 and 1 with Send/Recv (MPI_ANY_SOURCE, once MPI_ANY_TAG, MPI_STATUS_IGNORE), a
- * zero-byte message, and sends to / receives from MPI_PROC_NULL, blocking and non-blocking
+ * zero-byte message, matched probes (Mprobe/Mrecv, Improbe/Imrecv), and sends to / receives from
+ * MPI_PROC_NULL, blocking and non-blocking
  * (calls, but no messages). Prints its counts (expect.h). */
 #include "expect.h"
 
@@ -73,6 +74,25 @@ int main(int argc, char** argv) {
       MPI_Get_count(&st, MPI_CHAR, &count); /* group ext: not recorded by default, not counted */
       EXPECT_TRUE(count == 0);
       EXPECT_MESSAGES(0, 1);
+    }
+  }
+
+  /* Matched probes, 1 -> 0: MPI_Mprobe + MPI_Mrecv, then MPI_Improbe (polled) + MPI_Imrecv + Wait. */
+  if (size > 1 && rank < 2) {
+    if (rank == 1) {
+      CALL(MPI_Send, &token, 1, MPI_INT, 0, 50, MPI_COMM_WORLD);
+      CALL(MPI_Send, &token, 1, MPI_INT, 0, 51, MPI_COMM_WORLD);
+      EXPECT_MESSAGES(2, 0);
+    } else {
+      MPI_Message msg;
+      CALL(MPI_Mprobe, 1, 50, MPI_COMM_WORLD, &msg, &st);
+      CALL(MPI_Mrecv, &got, 1, MPI_INT, &msg, MPI_STATUS_IGNORE);
+      int flag = 0;
+      while (!flag) CALL(MPI_Improbe, 1, 51, MPI_COMM_WORLD, &flag, &msg, &st);
+      MPI_Request mreq;
+      CALL(MPI_Imrecv, &got, 1, MPI_INT, &msg, &mreq);
+      CALL(MPI_Wait, &mreq, MPI_STATUS_IGNORE);
+      EXPECT_MESSAGES(0, 2);
     }
   }
 
