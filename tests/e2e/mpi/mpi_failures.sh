@@ -7,7 +7,9 @@
 #            writes its own profile (cubex_check.py) and an incomplete.rank<r> marker, no traces.otf2;
 #   hang:    rank 1 arrives 4 s late, PROF_MPI_FINALIZE_TIMEOUT=1: the others do not wait for it;
 #   abort:   MPI_Abort: no complete archive (no traces.otf2 anchor, no profile.cubex);
-#   normal:  the same program without failure gives one trace and one profile (the control).
+#   normal:  the same program without failure gives one trace and one profile (the control);
+#   mpmd:    two executables in one job (mpirun -np 2 ./app : -np 1 ./app2): one trace, and one
+#            profile with one root (rank 0's program) that holds rank 2's calls too (cubex_check.py).
 # Usage: mpi_failures.sh <bin dir with prof-mpicc> <work dir> <source dir> <shared tools dir> <case>
 set -eu
 bin=$1 work=$2 src=$3 tools=$4 case=$5
@@ -33,6 +35,22 @@ case $case in
     grep -q "^prof: rank 1: error: PROF_ENABLE_TRACING is false on this rank but true on rank 0: .*mpirun -x PROF_ENABLE_TRACING" out.txt ||
       fail "no line naming PROF_ENABLE_TRACING and mpirun -x"
     ! grep -q "^rank [01]: sum" out.txt || fail "the program's work ran"
+    ;;
+  mpmd)
+    cp app app2
+    set +e
+    timeout 60 mpirun --allow-run-as-root --oversubscribe -np 2 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=exp ./app : \
+      -np 1 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=exp ./app2 >out.txt 2>&1
+    rc=$?
+    set -e
+    cat out.txt
+    [ "$rc" -eq 0 ] || fail "the MPMD job failed with status $rc"
+    /usr/bin/python3 "$tools/otf2_check.py" exp/traces.otf2 --mpi | tail -n 1
+    /usr/bin/python3 "$tools/cubex_check.py" exp/profile.cubex --expect-locations 9 --dump >dump.txt || { tail -n 3 dump.txt; fail "cubex_check.py rejects the MPMD profile"; }
+    tail -n 1 dump.txt
+    # The job has one root (rank 0's program); app2's own root merges into it, its main below.
+    grep -q "^visits (EXCLUSIVE) *[0-9]* *app/main  *[0-9]* (MPI Rank 2 / Master thread) *1$" dump.txt ||
+      fail "app2's (rank 2's) main is not under the job's one root"
     ;;
   exit|hang|abort|normal)
     arg=$case
