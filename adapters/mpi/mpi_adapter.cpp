@@ -9,6 +9,7 @@
 // true from the user's MPI_Finalize on.
 #include "adapters/mpi/mpi_adapter.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,13 +56,22 @@ std::unordered_map<MPI_Comm, comms::CommId> g_comms;
 std::mutex g_req_mutex;
 std::unordered_map<MPI_Request, std::deque<ReqInfo>> g_requests;
 
-// The oldest active (or, with `any`, oldest) request of `req`; nullptr if none. Lock held.
+std::uintptr_t this_thread() { return static_cast<std::uintptr_t>(pthread_self()); }
+
+// The oldest active (or, with `any`, oldest) request of `req`, preferring the calling thread's
+// own (a handle shared by several threads' requests completes each on its own thread); nullptr
+// if none. Lock held.
 ReqInfo* find_request(MPI_Request req, bool any = false) {
   auto it = g_requests.find(req);
   if (it == g_requests.end()) return nullptr;
-  for (ReqInfo& r : it->second)
-    if (any || r.active) return &r;
-  return nullptr;
+  ReqInfo* first = nullptr;
+  const std::uintptr_t me = this_thread();
+  for (ReqInfo& r : it->second) {
+    if (!any && !r.active) continue;
+    if (r.owner == me) return &r;
+    if (!first) first = &r;
+  }
+  return first;
 }
 
 // Removes `r` (an element of the queue of `req`). Lock held.
@@ -412,6 +422,8 @@ int adapter_init() {
 
 bool enabled(std::uint64_t g) { return (g_groups & g) != 0; }
 
+int call_depth() { return t_depth; }
+
 Call::Call(int fn) : fn_(fn) {
   outer_ = t_depth++ == 0;
   if (!outer_ || !(g_groups & kFunctions[fn].group)) return;
@@ -518,6 +530,7 @@ void track_request(MPI_Request req, const ReqInfo& info) {
   if (req == MPI_REQUEST_NULL) return;
   std::lock_guard<std::mutex> lock(g_req_mutex);
   g_requests[req].push_back(info);
+  g_requests[req].back().owner = this_thread();
 }
 
 void write_start(const Call& call, const ReqInfo& info) {
@@ -542,6 +555,7 @@ void start_request(const Call& call, MPI_Request req) {
     r->id = next_request_id();
     r->active = true;
     r->cancelled = false;
+    r->owner = this_thread();
     r->recorded = call.on() && r->comm != comms::kNoComm && r->peer != MPI_PROC_NULL;
     copy = *r;
   }

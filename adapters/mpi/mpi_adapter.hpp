@@ -54,6 +54,8 @@ class Call {
 
 /// Whether group bits `g` are enabled (PROF_MPI_ENABLE_GROUPS).
 bool enabled(std::uint64_t g);
+/// How many MPI wrappers are active on the calling thread (1 inside an outermost call).
+int call_depth();
 
 // ---- Communicators ----
 /// The local id of a tracked communicator, comms::kNoComm for one prof does not know.
@@ -78,6 +80,7 @@ struct ReqInfo {
   bool active = false;      ///< started and not completed
   bool recorded = false;    ///< its start event was written, so its completion must be
   bool cancelled = false;
+  std::uintptr_t owner = 0; ///< the thread that started it (a shared handle's completion prefers its own)
 };
 std::uint64_t next_request_id();
 /// Starts tracking `req` (a fresh nonblocking or persistent request).

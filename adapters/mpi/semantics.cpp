@@ -47,8 +47,13 @@ std::unordered_map<MPI_Message, MPI_Comm> g_messages;  // matched probes: the me
 }  // namespace
 
 Scratch& scratch() {
-  static thread_local Scratch s;
-  return s;
+  // One per nesting level of this thread's MPI wrappers: an MPI call made inside another one (from
+  // a generalized request's callback or an error handler) must not overwrite the outer call's
+  // copies while the outer PMPI call may still write into them.
+  constexpr int kLevels = 8;
+  static thread_local Scratch s[kLevels];
+  const int depth = call_depth();
+  return s[depth < 1 ? 0 : (depth > kLevels ? kLevels - 1 : depth - 1)];
 }
 
 void message(const Call& c, RecordType type, MPI_Comm comm, int peer, int tag, std::uint64_t bytes) {

@@ -36,9 +36,8 @@ struct None {
   static void post(const Call&, R, A&...) {}
 };
 
-/// Storage for replaced statuses and copied requests of the calling thread (wrappers do not nest:
-/// a nested MPI call is one inside a user callback, which has its own wrapper invocation, so
-/// each rule copies what it needs into its own call's vectors before any callback can run).
+/// Storage for replaced statuses and copied requests of the calling wrapper: one per thread and
+/// nesting level (an MPI call inside a user callback during another MPI call gets its own).
 struct Scratch {
   MPI_Status status;
   MPI_Request request = MPI_REQUEST_NULL;
