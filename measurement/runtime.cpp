@@ -88,6 +88,8 @@ State* g_state = nullptr;  // never destroyed
 std::atomic<int> g_init_state{0};   // 0 none, 1 running, 2 done
 std::atomic<bool> g_finalized{false};
 std::atomic<bool> g_in_signal{false};  // finalize runs from a fatal signal: the job is being stopped
+std::atomic<bool> g_finalize_done{false};  // the write-out is over
+std::atomic<int> g_pending_signal{0};      // SIGTERM/SIGINT that came during the write-out
 
 void release_chunk(void* c) { g_state->events.release(c); }
 // For buffers that are done for good: the memory goes back to the system too.
@@ -192,13 +194,13 @@ bool ready_locked(State& s) {
     name.resize(n);
     ok = ok && (n == 0 || s.mpp->bcast(name.data(), n, 0));
     if (!ok) {
-      log::error("rank %u: the experiment directory's name could not be received from rank 0; nothing is written", s.rank);
+      log::error("the experiment directory's name could not be received from rank 0; nothing is written");
       s.ready_failed = true;
       return false;
     }
     dir.assign(name.begin(), name.end());
     if (dir.empty() && s.rank != 0)
-      log::error("rank %u: rank 0 could not create the experiment directory (see its message); nothing is written", s.rank);
+      log::error("rank 0 could not create the experiment directory (see its message); nothing is written");
   }
   if (dir.empty()) {
     s.ready_failed = true;
@@ -387,10 +389,12 @@ constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTE
 
 void on_fatal_signal(int sig) {
   static std::atomic<int> in_handler{0};
-  if ((sig == SIGTERM || sig == SIGINT) && g_finalized.load() && in_handler.load() == 0) {
+  if ((sig == SIGTERM || sig == SIGINT) && g_finalized.load() && !g_finalize_done.load() && in_handler.load() == 0) {
     // The write-out is already running (the program ended; mpirun now stops the job because
-    // another rank failed): let it finish quickly instead of dying with the data unwritten.
+    // another rank failed): let it finish quickly instead of dying with the data unwritten; the
+    // signal takes effect when it is over (end of finalize).
     g_in_signal.store(true);
+    g_pending_signal.store(sig);
     return;
   }
   if (in_handler.exchange(1) == 0 && !g_finalized.load()) {
@@ -907,6 +911,11 @@ void finalize(int exit_status) {
   log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", repairs, unmatched, closed);
   if (self) self->busy = false;
   errno = saved;
+  g_finalize_done.store(true);
+  if (const int sig = g_pending_signal.exchange(0)) {  // stopped during the write-out: now
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
 }
 
 }  // namespace prof::runtime
