@@ -803,6 +803,7 @@ void finalize(int exit_status) {
       log::info(1, "unification: %zu processes, %zu regions, %zu communicators in %.1f ms", unified.processes.size(),
                 unified.regions.size(), unified.comms.size(), wall_ms() - unify_start);
     if (!unified_ok && !err.empty()) log::error("%s; the trace is not written", err.c_str());
+    if (unified_ok && !err.empty()) log::error("%s", err.c_str());
     if (unified_ok && s->writer.is_open()) {
       defs.clock.resolution = timer::resolution();
       defs.clock.offset = unified.start;

@@ -177,25 +177,36 @@ bool bcast_bytes(Mpp* mpp, std::vector<char>* data) {
 
 bool tree_reduce(Mpp* mpp, const std::function<std::vector<char>()>& encode,
                  const std::function<bool(const std::vector<char>&)>& merge, const char* what, std::string* error) {
+  // Every message starts with a status byte: a process whose subtree failed still sends upward
+  // (status 0, no data), so that no process waits for one that gave up; rank 0 learns of any
+  // failure below it.
   const std::uint32_t rank = mpp ? mpp->rank() : 0, size = mpp ? mpp->size() : 1;
+  bool ok = true;
   for (std::uint32_t step = 1; step < size; step <<= 1) {
     if (rank % (2 * step) == step) {
-      const std::vector<char> bytes = encode();
-      if (!mpp->send(rank - step, bytes.data(), bytes.size())) {
-        *error = std::string("unification: sending the ") + what + " to rank " + std::to_string(rank - step) + " failed";
-        return false;
+      std::vector<char> bytes{static_cast<char>(ok ? 1 : 0)};
+      if (ok) {
+        const std::vector<char> data = encode();
+        bytes.insert(bytes.end(), data.begin(), data.end());
       }
-      return true;
+      if (!mpp->send(rank - step, bytes.data(), bytes.size()) && ok) {
+        *error = std::string("unification: sending the ") + what + " to rank " + std::to_string(rank - step) + " failed";
+        ok = false;
+      }
+      return ok;
     }
     if (rank % (2 * step) == 0 && rank + step < size) {
       std::vector<char> bytes;
-      if (!mpp->recv(rank + step, &bytes) || !merge(bytes)) {
-        *error = std::string("unification: the ") + what + " of rank " + std::to_string(rank + step) + " were not received intact";
-        return false;
+      const bool received = mpp->recv(rank + step, &bytes);
+      const bool theirs = received && !bytes.empty() && bytes[0] == 1;
+      if (ok && (!theirs || !merge(std::vector<char>(bytes.begin() + 1, bytes.end())))) {
+        *error = std::string("unification: the ") + what + " of rank " + std::to_string(rank + step) +
+                 (received && !bytes.empty() && bytes[0] == 0 ? "'s part of the tree failed" : " were not received intact");
+        ok = false;
       }
     }
   }
-  return true;
+  return ok;
 }
 
 std::vector<char> encode(const ProcessPart& p) {
@@ -229,14 +240,16 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
   }
   set.processes.push_back(std::move(self));
 
-  if (!tree_reduce(mpp, [&] { return set.encode(); }, [&](const std::vector<char>& b) { return set.merge(b); },
-                   "definitions", error))
-    return false;
+  // A failure anywhere reaches rank 0, which tells every process through the broadcast below, so
+  // that all of them give up together (none waits in a collective the others skip).
+  const bool reduced = tree_reduce(mpp, [&] { return set.encode(); }, [&](const std::vector<char>& b) { return set.merge(b); },
+                                   "definitions", error);
 
   // The global keys to every process.
   std::vector<char> keys;
   if (rank == 0) {
     Out o;
+    o.u8(reduced ? 1 : 0);
     o.u64(set.start);
     o.u64(set.end);
     o.u64(set.regions.size());
@@ -250,6 +263,10 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
     return false;
   }
   In in(keys.data(), keys.size());
+  if (in.u8() != 1) {
+    if (reduced || error->empty()) *error = "unification failed on another rank (see rank 0's message)";
+    return false;
+  }
   out->start = in.u64();
   out->end = in.u64();
   std::unordered_map<std::string, std::uint32_t> global_regions, global_comms;
@@ -261,24 +278,24 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
     *error = "unification: the global definitions arrived damaged";
     return false;
   }
+  // From here every process goes on to the collective writing, whatever happens locally: a local
+  // id that is missing globally (an internal error) maps to 0 and is reported.
+  std::size_t missing = 0;
   out->region_map.clear();
   for (const auto& r : regions) {
     auto it = global_regions.find(region_key(r));
-    if (it == global_regions.end()) {
-      *error = "unification: a region of this process is missing from the global definitions";
-      return false;
-    }
-    out->region_map.push_back(it->second);
+    missing += it == global_regions.end();
+    out->region_map.push_back(it == global_regions.end() ? 0 : it->second);
   }
   out->comm_map.clear();
   for (const auto& k : local_comm_keys) {
     auto it = global_comms.find(k);
-    if (it == global_comms.end()) {
-      *error = "unification: a communicator of this process is missing from the global definitions";
-      return false;
-    }
-    out->comm_map.push_back(it->second);
+    missing += it == global_comms.end();
+    out->comm_map.push_back(it == global_comms.end() ? 0 : it->second);
   }
+  if (missing)
+    *error = "unification: " + std::to_string(missing) + " definitions of this process are missing from the global ones "
+             "(an internal error; please report it); their events refer to definition 0";
   if (rank == 0) {
     out->regions = std::move(set.regions);
     out->comms.clear();

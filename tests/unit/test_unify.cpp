@@ -316,3 +316,31 @@ TEST_CASE("unify: a ProcessPart survives encode/decode; a truncated one is refus
   longer.push_back(0);
   CHECK_FALSE(prof::unify::decode(longer, &q));  // trailing bytes are refused too
 }
+
+TEST_CASE("tree_reduce: a failing merge anywhere reaches rank 0 and no rank waits for ever") {
+  for (const std::uint32_t n : kSizes) {
+    for (std::uint32_t bad = 1; bad < n; ++bad) {
+      // The rank that receives from `bad` fails to merge its part; every rank must return, and
+      // rank 0 must report the failure (it is the one that tells the others).
+      World world(n);
+      std::vector<char> ok(n, 1);
+      std::vector<std::string> errors(n);
+      std::vector<std::thread> threads;
+      const auto started = std::chrono::steady_clock::now();
+      for (std::uint32_t r = 0; r < n; ++r)
+        threads.emplace_back([&, r] {
+          FakeMpp mpp(world, r);
+          ok[r] = prof::unify::tree_reduce(
+              &mpp, [r] { return std::vector<char>{static_cast<char>(r)}; },
+              [bad](const std::vector<char>& b) { return !(b.size() == 1 && static_cast<std::uint32_t>(b[0]) == bad); },
+              "parts", &errors[r]);
+        });
+      for (auto& t : threads) t.join();
+      INFO(n << " ranks, rank " << bad << "'s part fails to merge");
+      // A rank left waiting would only come back through the fake's 20 s receive timeout.
+      CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+      CHECK_FALSE(ok[0]);
+      CHECK(errors[0].find("unification: the parts of rank") == 0);
+    }
+  }
+}
