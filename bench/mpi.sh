@@ -46,7 +46,7 @@ for ((i = 0; i < reps; i++)); do
   for n in $ranks; do
     err=$("${run[@]}" -np "$n" -x PROF_EXPERIMENT_DIRECTORY="$bin/mpi_exp" -x PROF_ENABLE_TRACING=true -x PROF_VERBOSE=1 \
       -x PROF_TOTAL_MEMORY=8M "$bin/mpi_unify" 2>&1 >/dev/null)
-    echo "$err" | sed -n 's/^prof: rank 0: unification: \([0-9]*\) processes, \([0-9]*\) regions, \([0-9]*\) communicators in \([0-9.]*\) ms$/unify \1 \2 \3 \4/p' >>"$results"
+    echo "$err" | sed -n 's/^prof: rank 0: unification: \([0-9]*\) processes, \([0-9]*\) regions, \([0-9]*\) communicators in \([0-9.]*\) ms; rank 0 received \([0-9]*\) bytes, the merged definitions are \([0-9]*\) bytes$/unify \1 \2 \3 \4 \5 \6/p' >>"$results"
     echo "$err" | sed -n 's/^prof: rank 0: profile merge: \([0-9]*\) call paths, \([0-9]*\) locations in \([0-9.]*\) ms$/merge '"$n"' \1 \2 \3/p' >>"$results"
     rm -rf "$bin/mpi_exp"*
   done
@@ -75,20 +75,24 @@ for v in ("plain", "profiling", "tracing"):
 out += ["", "A ping-pong is 4 wrapped calls (Send and Recv on both ranks) with their message events.", "",
         "Unification (`bench/mpi_unify.c`: 72 functions per rank, 64 shared, 8 by parity, one split communicator; "
         "tracing and profiling on; oversubscribed on this machine's cores), the times rank 0 reports with `PROF_VERBOSE=1`:", "",
-        "| ranks | regions | communicators | definitions unified, ms min | median | call paths | locations | profile merged, ms min | median |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        "| ranks | regions | communicators | definitions unified, ms min | median | rank 0 received, KiB | merged definitions, KiB | call paths | locations | profile merged, ms min | median |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 uni, mer = {}, {}
 for r in rows:
-    if r[0] == "unify": uni.setdefault(int(r[1]), []).append((int(r[2]), int(r[3]), float(r[4])))
+    if r[0] == "unify": uni.setdefault(int(r[1]), []).append((int(r[2]), int(r[3]), float(r[4]), int(r[5]), int(r[6])))
     if r[0] == "merge": mer.setdefault(int(r[1]), []).append((int(r[2]), int(r[3]), float(r[4])))
 for n in sorted(set(uni) | set(mer)):
     u = uni.get(n, []); m = mer.get(n, [])
     um = mm([x[2] for x in u]); me = mm([x[2] for x in m])
     out.append(f"| {n} | {u[0][0] if u else '-'} | {u[0][1] if u else '-'} | {um[0]:.1f} | {um[1]:.1f} | "
+               f"{u[0][3] / 1024 if u else float('nan'):.1f} | {u[0][4] / 1024 if u else float('nan'):.1f} | "
                f"{m[0][0] if m else '-'} | {m[0][1] if m else '-'} | {me[0]:.1f} | {me[1]:.1f} |")
 out += ["", "Unification is a tree reduction (log2 P steps); rank 0 holds the union of the definitions and, for the profile, "
-        "every location's values (the file it writes holds them anyway). With more ranks than cores the times here are "
-        "dominated by oversubscription (each step waits for descheduled processes), not by the merging itself.",
+        "every location's values (the file it writes holds them anyway). Memory: rank 0 receives one merged set per step "
+        "(\"rank 0 received\": the sum, which grows with the locations of all ranks, since the global definitions list "
+        "them, while the regions are shared), and holds the union (\"merged definitions\"); no process holds more. With more "
+        "ranks than cores the times here are dominated by oversubscription (each step waits for descheduled processes), "
+        "not by the merging itself.",
         "<!-- mpi:end -->"]
 print("\n".join(out))
 PYEOF

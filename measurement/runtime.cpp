@@ -800,8 +800,10 @@ void finalize(int exit_status) {
     const bool unified_ok = together && (s->writer.is_open() || s->mpp) &&
                             unify::unify(s->mpp, self, regions::snapshot(), comms::snapshot(), &unified, &err);
     if (unified_ok && s->mpp && s->rank == 0)
-      log::info(1, "unification: %zu processes, %zu regions, %zu communicators in %.1f ms", unified.processes.size(),
-                unified.regions.size(), unified.comms.size(), wall_ms() - unify_start);
+      log::info(1, "unification: %zu processes, %zu regions, %zu communicators in %.1f ms; rank 0 received %" PRIu64
+                   " bytes, the merged definitions are %" PRIu64 " bytes",
+                unified.processes.size(), unified.regions.size(), unified.comms.size(), wall_ms() - unify_start,
+                unified.bytes_received, unified.bytes_union);
     if (!unified_ok && !err.empty()) log::error("%s; the trace is not written", err.c_str());
     if (unified_ok && !err.empty()) log::error("%s", err.c_str());
     if (unified_ok && s->writer.is_open()) {

@@ -176,7 +176,8 @@ bool bcast_bytes(Mpp* mpp, std::vector<char>* data) {
 }  // namespace
 
 bool tree_reduce(Mpp* mpp, const std::function<std::vector<char>()>& encode,
-                 const std::function<bool(const std::vector<char>&)>& merge, const char* what, std::string* error) {
+                 const std::function<bool(const std::vector<char>&)>& merge, const char* what, std::string* error,
+                 std::uint64_t* received_bytes) {
   // Every message starts with a status byte: a process whose subtree failed still sends upward
   // (status 0, no data), so that no process waits for one that gave up; rank 0 learns of any
   // failure below it.
@@ -198,6 +199,7 @@ bool tree_reduce(Mpp* mpp, const std::function<std::vector<char>()>& encode,
     if (rank % (2 * step) == 0 && rank + step < size) {
       std::vector<char> bytes;
       const bool received = mpp->recv(rank + step, &bytes);
+      if (received_bytes) *received_bytes += bytes.size();
       const bool theirs = received && !bytes.empty() && bytes[0] == 1;
       if (ok && (!theirs || !merge(std::vector<char>(bytes.begin() + 1, bytes.end())))) {
         *error = std::string("unification: the ") + what + " of rank " + std::to_string(rank + step) +
@@ -243,7 +245,8 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
   // A failure anywhere reaches rank 0, which tells every process through the broadcast below, so
   // that all of them give up together (none waits in a collective the others skip).
   const bool reduced = tree_reduce(mpp, [&] { return set.encode(); }, [&](const std::vector<char>& b) { return set.merge(b); },
-                                   "definitions", error);
+                                   "definitions", error, &out->bytes_received);
+  if (rank == 0 && size > 1) out->bytes_union = set.encode().size();
 
   // The global keys to every process.
   std::vector<char> keys;

@@ -46,6 +46,8 @@ struct Result {
   std::vector<regions::RegionDef> regions;  ///< index = global id
   std::vector<comms::CommDef> comms;        ///< index = global id; parent = global id; Threads: key_rank = its process
   std::vector<ProcessPart> processes;       ///< ordered by rank
+  std::uint64_t bytes_received = 0;         ///< what this process received in the reduction (its memory cost)
+  std::uint64_t bytes_union = 0;            ///< rank 0: the size of the merged set (all processes' definitions)
 };
 
 /// Unifies this process's definitions with all others' (`mpp` nullptr: this process alone).
@@ -55,9 +57,11 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
 
 /// The reduction tree over all processes: in step k, process r with bit k set sends encode() to
 /// r - 2^k and stops; the receiver merge()s it. Rank 0 ends with everything merged, after log2(P)
-/// steps. `what` names the data in errors. Collective. mpp nullptr: nothing to do.
+/// steps. `what` names the data in errors; `received` (optional) gets the bytes this process
+/// received. Collective. mpp nullptr: nothing to do.
 bool tree_reduce(Mpp* mpp, const std::function<std::vector<char>()>& encode,
-                 const std::function<bool(const std::vector<char>&)>& merge, const char* what, std::string* error);
+                 const std::function<bool(const std::vector<char>&)>& merge, const char* what, std::string* error,
+                 std::uint64_t* received = nullptr);
 
 /// Serialisation of the parts, exposed for the unit test.
 std::vector<char> encode(const ProcessPart& p);
