@@ -7,8 +7,6 @@
 
 namespace prof::api {
 
-void init() { runtime::init(); }
-
 Location* acquire() {
   if (g_phase.load(std::memory_order_relaxed) != static_cast<int>(Phase::Within)) return nullptr;
   Location* l = current_location();
@@ -53,7 +51,6 @@ bool stop_requested() { return runtime::stop_requested(); }
 void finalize(int exit_status) { runtime::finalize(exit_status); }
 void error(const char* text) { log::error("%s", text); }
 void warning(const char* text) { log::warning("%s", text); }
-void info(int level, const char* text) { log::info(level, "%s", text); }
 void set_log_rank(std::uint32_t rank) { log::set_rank(rank); }
 
 }  // namespace prof::api

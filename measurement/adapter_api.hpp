@@ -19,8 +19,6 @@ class Mpp;
 
 namespace prof::api {
 
-/// Starts measurement if it has not started (idempotent).
-PROF_API void init();
 /// The calling thread's location, marked busy (inside prof), or nullptr when no event may be
 /// written now: measurement off or over, the thread already inside prof, no memory. Pair each
 /// non-null result with release().
@@ -54,10 +52,9 @@ PROF_API bool stop_requested();
 /// Writes everything now (collective with an Mpp; `exit_status` for ProgramEnd); later finalize
 /// calls do nothing.
 PROF_API void finalize(int exit_status);
-/// "prof: error: <text>" / "prof: warning: <text>" / with PROF_VERBOSE >= level "prof: <text>".
+/// "prof: error: <text>" / "prof: warning: <text>".
 PROF_API void error(const char* text);
 PROF_API void warning(const char* text);
-PROF_API void info(int level, const char* text);
 /// Prefixes every later message of this process with "rank <r>: ".
 PROF_API void set_log_rank(std::uint32_t rank);
 

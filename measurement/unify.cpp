@@ -68,7 +68,6 @@ void put_comm(Out& o, const CommEntry& e) {
   o.str(c.name);
   o.u64(c.members.size());
   for (std::uint32_t m : c.members) o.u32(m);
-  o.u8(c.inter ? 1 : 0);
   o.str(e.parent_key);
 }
 
@@ -81,7 +80,6 @@ CommEntry get_comm(In& in) {
   c.name = in.str();
   const std::uint64_t n = in.count(4);
   for (std::uint64_t i = 0; i < n && in.ok(); ++i) c.members.push_back(in.u32());
-  c.inter = in.u8() != 0;
   e.parent_key = in.str();
   return e;
 }

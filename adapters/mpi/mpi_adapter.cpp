@@ -289,7 +289,7 @@ bool PmpiMpp::arrive(std::string* why) {
         all = all && done;
       }
       const double now = PMPI_Wtime();
-      if (all || now > deadline || (urgent && now > deadline)) {
+      if (all || now > deadline) {
         go = all;
         break;
       }

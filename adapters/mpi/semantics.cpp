@@ -278,95 +278,44 @@ void Cancel::post(const Call&, int rc, MPI_Request*& request) {
 void coll_begin(const Call& c, MPI_Comm comm) {
   if (c.on() && comm_id(comm) != comms::kNoComm) c.event(RecordType::MpiCollectiveBegin, 0, 0, {0, 0}, {0, 0}, 0);
 }
-// The root as OTF2 records it: a rank in the communicator (for MPI_ROOT on an intercommunicator,
-// the caller's own rank in its group), none for rootless collectives and MPI_PROC_NULL.
-std::uint64_t root_of(MPI_Comm comm, int root) {
-  if (root == MPI_ROOT) return static_cast<std::uint64_t>(comm_rank(comm));
-  return root < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<std::uint64_t>(root);
-}
+// The root as OTF2 records it: its rank in the communicator, none for rootless collectives.
+std::uint64_t root_of(int root) { return root < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<std::uint64_t>(root); }
 
 void coll_end(const Call& c, MPI_Comm comm, OTF2_CollectiveOp op, int root, CollBytes bytes) {
   const comms::CommId id = comm_id(comm);
   if (!c.on() || id == comms::kNoComm) return;
-  const std::uint64_t r = root_of(comm, root);
-  c.event(RecordType::MpiCollectiveEnd, id, op, {r, bytes.sent}, {bytes.received, 0}, 2);
+  c.event(RecordType::MpiCollectiveEnd, id, op, {root_of(root), bytes.sent}, {bytes.received, 0}, 2);
 }
 
-namespace {
-// Where the calling rank stands in a rooted collective. On an intercommunicator the root's group
-// passes MPI_ROOT (the root) or MPI_PROC_NULL (the others: no data at all), the other group the
-// root's rank; data flows between the groups, so `peers` is the remote group's size.
-struct Side {
-  bool root = false;  // the calling rank is the root
-  bool none = false;  // it takes no part in the data flow (MPI_PROC_NULL on an intercommunicator)
-  bool inter = false;
-  std::uint64_t peers = 0;  // the ranks the root exchanges data with, itself included (intra)
-};
-bool is_inter(MPI_Comm comm) {
-  int inter = 0;
-  PMPI_Comm_test_inter(comm, &inter);
-  return inter != 0;
-}
-std::uint64_t peers(MPI_Comm comm) {
-  int n = 0;
-  if (is_inter(comm)) PMPI_Comm_remote_size(comm, &n);
-  else PMPI_Comm_size(comm, &n);
-  return static_cast<std::uint64_t>(n);
-}
-Side side(MPI_Comm comm, int root) {
-  Side s;
-  s.inter = is_inter(comm);
-  s.peers = peers(comm);
-  if (s.inter) {
-    s.root = root == MPI_ROOT;
-    s.none = root == MPI_PROC_NULL;
-  } else {
-    s.root = comm_rank(comm) == root;
-  }
-  return s;
-}
-}  // namespace
-
-// The bytes of each collective for the calling rank (blocking and non-blocking alike).
+// The bytes of each collective for the calling rank (blocking and non-blocking alike). They are
+// computed only for tracked communicators (tracked()), which are intracommunicators: prof does
+// not track intercommunicators, whose MPI_ROOT/MPI_PROC_NULL roots would need rules of their own.
 CollBytes bytes_bcast(int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  const Side s = side(comm, root);
   const std::uint64_t b = bytes_of(count, type);
-  if (s.none) return {};
-  if (s.root) return {b * s.peers, s.inter ? 0 : b};
-  return {0, b};
+  return {comm_rank(comm) == root ? b * static_cast<std::uint64_t>(comm_size(comm)) : 0, b};
 }
 CollBytes bytes_gather(const void* sbuf, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype, int root,
                        MPI_Comm comm) {
-  const Side s = side(comm, root);
-  if (s.none) return {};
   const std::uint64_t sent = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
-  if (s.root) return {s.inter ? 0 : sent, bytes_of(rcount, rtype) * s.peers};
-  return {sent, 0};
+  return {sent, comm_rank(comm) == root ? bytes_of(rcount, rtype) * static_cast<std::uint64_t>(comm_size(comm)) : 0};
 }
 CollBytes bytes_scatter(int scount, MPI_Datatype stype, const void* rbuf, int rcount, MPI_Datatype rtype, int root,
                         MPI_Comm comm) {
-  const Side s = side(comm, root);
-  if (s.none) return {};
   const std::uint64_t received = rbuf == MPI_IN_PLACE ? bytes_of(scount, stype) : bytes_of(rcount, rtype);
-  if (s.root) return {bytes_of(scount, stype) * s.peers, s.inter ? 0 : received};
-  return {0, received};
+  return {comm_rank(comm) == root ? bytes_of(scount, stype) * static_cast<std::uint64_t>(comm_size(comm)) : 0, received};
 }
-// Allgather and Alltoall: every rank sends its block to all (of the other group, on an
-// intercommunicator) and receives all their blocks.
+// Allgather and Alltoall: every rank sends its block to all and receives all blocks.
 CollBytes bytes_all(const void* sbuf, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype, MPI_Comm comm) {
-  const std::uint64_t n = peers(comm);
+  const auto n = static_cast<std::uint64_t>(comm_size(comm));
   const std::uint64_t s = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
   return {n * s, n * bytes_of(rcount, rtype)};
 }
 CollBytes bytes_reduce(int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  const Side s = side(comm, root);
   const std::uint64_t b = bytes_of(count, type);
-  if (s.none) return {};
-  if (s.root) return {s.inter ? 0 : b, b * s.peers};
-  return {b, 0};
+  return {b, comm_rank(comm) == root ? b * static_cast<std::uint64_t>(comm_size(comm)) : 0};
 }
 CollBytes bytes_allreduce(int count, MPI_Datatype type, MPI_Comm comm) {
-  const std::uint64_t b = bytes_of(count, type) * peers(comm);
+  const std::uint64_t b = bytes_of(count, type) * static_cast<std::uint64_t>(comm_size(comm));
   return {b, b};
 }
 
@@ -378,8 +327,7 @@ void nb_start(const Call& c, int rc, MPI_Request request, MPI_Comm comm, OTF2_Co
   r.kind = ReqKind::Coll;
   r.comm = comm_id(comm);
   r.op = static_cast<std::uint16_t>(op);
-  const std::uint64_t recorded_root = root_of(comm, root);
-  r.peer = recorded_root == OTF2_UNDEFINED_UINT32 ? -1 : static_cast<int>(recorded_root);
+  r.peer = root;  // -1: none
   r.bytes = b.sent;
   r.received = b.received;
   r.id = next_request_id();

@@ -11,7 +11,7 @@ std::mutex& lock() {
   return *m;
 }
 std::vector<CommDef>& table() {
-  static auto* t = new std::vector<CommDef>{CommDef{Kind::Threads, 0, 0, "Pthread threads", {}, kNoComm, false}};
+  static auto* t = new std::vector<CommDef>{CommDef{Kind::Threads, 0, 0, "Pthread threads", {}, kNoComm}};
   return *t;
 }
 }  // namespace

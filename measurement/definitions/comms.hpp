@@ -32,7 +32,6 @@ struct CommDef {
   std::string name;
   std::vector<std::uint32_t> members;  ///< world ranks in communicator rank order (World, Mpi)
   CommId parent = kNoComm;        ///< local id of the communicator it was made from
-  bool inter = false;             ///< an intercommunicator (members: the local group only)
 };
 
 /// Defines a communicator; returns its local id (never reused: events before a free keep it).

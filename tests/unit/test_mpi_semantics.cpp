@@ -51,7 +51,6 @@ bool carries_comm(RecordType t) {
 }  // namespace
 
 namespace prof::api {
-void init() {}
 Location* acquire() {
   CHECK(g_busy++ == 0);  // every acquire is released before the next
   return reinterpret_cast<Location*>(&g_location);
@@ -88,7 +87,6 @@ bool stop_requested() { return false; }
 void finalize(int) {}
 void error(const char* text) { FAIL_CHECK("api::error: " << text); }
 void warning(const char* text) { FAIL_CHECK("api::warning: " << text); }
-void info(int, const char*) {}
 void set_log_rank(std::uint32_t) {}
 }  // namespace prof::api
 

@@ -186,7 +186,7 @@ otf2w::Definitions definitions(const otf2w::TraceWriter& w, Timestamp first, Tim
     d.local_locations.push_back(id);
   }
   d.processes.push_back(process);
-  if (locations > 1) d.comms.push_back({prof::comms::Kind::Threads, 0, 0, "Pthread threads", {}, prof::comms::kNoComm, false});
+  if (locations > 1) d.comms.push_back({prof::comms::Kind::Threads, 0, 0, "Pthread threads", {}, prof::comms::kNoComm});
   return d;
 }
 

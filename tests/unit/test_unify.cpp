@@ -120,7 +120,7 @@ RegionDef region(std::string name, std::string file, int line, Paradigm p = Para
 
 CommDef comm(Kind kind, std::uint32_t key_rank, std::uint64_t key_serial, std::string name,
              std::vector<std::uint32_t> members, std::uint32_t parent = prof::comms::kNoComm) {
-  return CommDef{kind, key_rank, key_serial, std::move(name), std::move(members), parent, false};
+  return CommDef{kind, key_rank, key_serial, std::move(name), std::move(members), parent};
 }
 
 std::string describe(const RegionDef& r) {
