@@ -49,7 +49,7 @@ std::atomic<RegionId> g_regions[512];  // kFunctionCount <= 512 (checked in afte
 std::mutex g_regions_mutex;
 
 std::mutex g_comm_mutex;
-std::unordered_map<MPI_Comm, comms::CommId> g_comms;
+std::unordered_map<MPI_Comm, CommInfo> g_comms;
 // Active requests by handle. A handle may stand for several requests at once: Open MPI returns
 // one shared, already completed request object for every small send that left at once. Each
 // handle thus keeps a queue, and a completion takes the oldest active request of its handle.
@@ -406,7 +406,7 @@ comms::CommId define_world_comm(MPI_Comm comm, comms::Kind kind, const char* nam
     for (std::uint32_t r = 0; r < g_size; ++r) d.members.push_back(r);
   const comms::CommId id = api::define_comm(d);
   std::lock_guard<std::mutex> lock(g_comm_mutex);
-  g_comms[comm] = id;
+  g_comms[comm] = CommInfo{id, false, 0};
   return id;
 }
 
@@ -469,14 +469,18 @@ void Call::completion(RecordType type, std::uint32_t ref, std::uint16_t aux, Pay
   }
 }
 
-comms::CommId comm_id(MPI_Comm comm) {
+CommInfo comm_info(MPI_Comm comm) {
   std::lock_guard<std::mutex> lock(g_comm_mutex);
   auto it = g_comms.find(comm);
-  return it == g_comms.end() ? comms::kNoComm : it->second;
+  return it == g_comms.end() ? CommInfo{} : it->second;
 }
 
-// The world ranks of `group`, in its rank order.
-std::vector<std::uint32_t> world_ranks(MPI_Group group) {
+comms::CommId comm_id(MPI_Comm comm) { return comm_info(comm).id; }
+
+namespace {
+// The world ranks of `group`, in its rank order (MPI_UNDEFINED for a process outside this job's
+// MPI_COMM_WORLD, e.g. one of another job joined by MPI_Comm_connect).
+std::vector<int> world_ranks(MPI_Group group) {
   int size = 0;
   PMPI_Group_size(group, &size);
   MPI_Group world = MPI_GROUP_NULL;
@@ -485,38 +489,68 @@ std::vector<std::uint32_t> world_ranks(MPI_Group group) {
   for (int i = 0; i < size; ++i) local[static_cast<std::size_t>(i)] = i;
   PMPI_Group_translate_ranks(group, size, local.data(), world, global.data());
   PMPI_Group_free(&world);
-  return std::vector<std::uint32_t>(global.begin(), global.end());
+  return global;
 }
+
+std::vector<int> comm_world_ranks(MPI_Comm comm, bool remote) {
+  MPI_Group group = MPI_GROUP_NULL;
+  if (remote) PMPI_Comm_remote_group(comm, &group);
+  else PMPI_Comm_group(comm, &group);
+  std::vector<int> r = world_ranks(group);
+  PMPI_Group_free(&group);
+  return r;
+}
+bool all_in_world(const std::vector<int>& ranks) {
+  return std::none_of(ranks.begin(), ranks.end(), [](int r) { return r == MPI_UNDEFINED; });
+}
+}  // namespace
 
 void track_comm(MPI_Comm comm, MPI_Comm parent) {
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
-  // Intercommunicators are not tracked (calls on them are regions without message events): the
-  // trace would need InterComm definitions, and OTF2's Python reader (3.0) fails on events that
-  // refer to one (tried: KeyError in its definition registry).
-  if (inter) return;
-  int rank = 0, size = 0;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
+  CommInfo info;
+  info.inter = inter != 0;
+  std::vector<int> members = comm_world_ranks(comm, false);
+  // An intercommunicator is recorded as one communicator over the union of its two groups, the
+  // group of the lower leader (world rank of its rank 0) first, so that OTF2 readers that know no
+  // InterComm definitions match its messages and collectives: remote ranks are shifted by the
+  // size of the group before them. The key is agreed over a merged intracommunicator (the same
+  // rank order) that lives only for that broadcast.
+  MPI_Comm agree = comm;
+  if (info.inter) {
+    std::vector<int> remote = comm_world_ranks(comm, true);
+    // A group outside this job (connect/accept): both sides see it so, and neither tracks it.
+    if (!all_in_world(members) || !all_in_world(remote) || members.empty() || remote.empty()) return;
+    const bool first = members.front() < remote.front();
+    info.remote_offset = first ? static_cast<int>(members.size()) : 0;
+    if (first) members.insert(members.end(), remote.begin(), remote.end());
+    else members.insert(members.begin(), remote.begin(), remote.end());
+    if (PMPI_Intercomm_merge(comm, first ? 0 : 1, &agree) != MPI_SUCCESS) return;
+  } else if (!all_in_world(members)) {
+    return;
+  }
   // The key: the world rank of the communicator's rank 0 and that rank's creation counter,
   // agreed by a broadcast on the new communicator itself (a collective: it cannot match any
   // point-to-point receive of the user).
+  int rank = 0;
+  PMPI_Comm_rank(agree, &rank);
   std::uint64_t key[2] = {g_rank, 0};
   if (rank == 0) key[1] = ++g_comm_serial;
-  PMPI_Bcast(key, 2, MPI_UINT64_T, 0, comm);
+  PMPI_Bcast(key, 2, MPI_UINT64_T, 0, agree);
+  if (agree != comm) PMPI_Comm_free(&agree);
   comms::CommDef d;
   d.kind = comms::Kind::Mpi;
   d.key_rank = static_cast<std::uint32_t>(key[0]);
   d.key_serial = key[1];
-  d.name = "Comm " + std::to_string(key[0]) + "." + std::to_string(key[1]);
-  d.parent = parent == MPI_COMM_NULL ? comms::kNoComm : comm_id(parent);
-  MPI_Group group = MPI_GROUP_NULL;
-  PMPI_Comm_group(comm, &group);
-  d.members = world_ranks(group);
-  PMPI_Group_free(&group);
-  const comms::CommId id = api::define_comm(d);
+  d.name = std::string(info.inter ? "Intercomm " : "Comm ") + std::to_string(key[0]) + "." + std::to_string(key[1]);
+  // The parent: what the communicator was made from, if all its members share it (an
+  // intercommunicator from MPI_Intercomm_create has a different local communicator per group).
+  const CommInfo p = parent == MPI_COMM_NULL ? CommInfo{} : comm_info(parent);
+  d.parent = !info.inter || p.inter ? p.id : comms::kNoComm;
+  d.members.assign(members.begin(), members.end());
+  info.id = api::define_comm(d);
   std::lock_guard<std::mutex> lock(g_comm_mutex);
-  g_comms[comm] = id;
+  g_comms[comm] = info;
 }
 
 void untrack_comm(MPI_Comm comm) {
@@ -537,7 +571,8 @@ void write_start(const Call& call, const ReqInfo& info) {
   if (!info.recorded) return;
   if (info.kind == ReqKind::Send)
     call.event(RecordType::MpiIsend, info.comm, 0,
-               {static_cast<std::uint32_t>(info.peer) | static_cast<std::uint64_t>(static_cast<std::uint32_t>(info.tag)) << 32,
+               {static_cast<std::uint32_t>(recorded_peer(info.peer, info.peer_offset)) |
+                    static_cast<std::uint64_t>(static_cast<std::uint32_t>(info.tag)) << 32,
                 info.bytes},
                {info.id, 0}, 2);
   else if (info.kind == ReqKind::Recv)
@@ -587,7 +622,7 @@ void complete_request(const Call& call, MPI_Request req, const MPI_Status& statu
     PMPI_Get_count(&status, MPI_BYTE, &count);
     const std::uint64_t bytes = count == MPI_UNDEFINED ? 0 : static_cast<std::uint64_t>(count);
     call.completion(RecordType::MpiIrecv, r.comm, 0,
-               {static_cast<std::uint32_t>(status.MPI_SOURCE) |
+               {static_cast<std::uint32_t>(recorded_peer(status.MPI_SOURCE, r.peer_offset)) |
                     static_cast<std::uint64_t>(static_cast<std::uint32_t>(status.MPI_TAG)) << 32,
                 bytes},
                {r.id, 0}, 2);

@@ -58,8 +58,20 @@ bool enabled(std::uint64_t g);
 int call_depth();
 
 // ---- Communicators ----
+/// What prof records of a communicator. An intercommunicator is recorded as one communicator over
+/// the union of its two groups (the group with the lower leader first): a rank of its remote
+/// group is recorded shifted by `remote_offset`.
+struct CommInfo {
+  comms::CommId id = comms::kNoComm;  ///< comms::kNoComm: not tracked
+  bool inter = false;
+  int remote_offset = 0;
+};
+CommInfo comm_info(MPI_Comm comm);
 /// The local id of a tracked communicator, comms::kNoComm for one prof does not know.
 comms::CommId comm_id(MPI_Comm comm);
+/// A peer rank as recorded: shifted by `offset` (CommInfo::remote_offset) unless it is a
+/// wildcard or MPI_PROC_NULL.
+inline int recorded_peer(int peer, int offset) { return peer < 0 ? peer : peer + offset; }
 /// Tracks a new communicator (collective over `comm`: agrees its key); parent may be MPI_COMM_NULL.
 void track_comm(MPI_Comm comm, MPI_Comm parent);
 /// Forgets a freed communicator (its handle may be reused).
@@ -71,6 +83,7 @@ struct ReqInfo {
   ReqKind kind = ReqKind::Send;
   comms::CommId comm = comms::kNoComm;
   int peer = 0;  ///< destination (send), source as given (receive), root or -1 (collective)
+  int peer_offset = 0;  ///< the communicator's CommInfo::remote_offset (it may be freed first)
   int tag = 0;
   std::uint64_t bytes = 0;     ///< send: the message size; collective: bytes sent
   std::uint64_t received = 0;  ///< collective: bytes received

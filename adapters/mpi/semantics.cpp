@@ -58,9 +58,9 @@ Scratch& scratch() {
 
 void message(const Call& c, RecordType type, MPI_Comm comm, int peer, int tag, std::uint64_t bytes) {
   if (!c.on() || peer == MPI_PROC_NULL) return;
-  const comms::CommId id = comm_id(comm);
-  if (id == comms::kNoComm) return;
-  c.event(type, id, 0, {peer_tag(peer, tag), bytes});
+  const CommInfo info = comm_info(comm);
+  if (info.id == comms::kNoComm) return;
+  c.event(type, info.id, 0, {peer_tag(recorded_peer(peer, info.remote_offset), tag), bytes});
 }
 
 std::uint64_t received_bytes(const MPI_Status& s) {
@@ -89,9 +89,11 @@ void Recv::post(const Call& c, int rc, void*&, int&, MPI_Datatype&, int&, int&, 
 namespace {
 ReqInfo request_info(const Call& c, ReqKind kind, MPI_Comm comm, int peer, int tag, std::uint64_t bytes, bool persistent) {
   ReqInfo r;
+  const CommInfo info = comm_info(comm);
   r.kind = kind;
-  r.comm = comm_id(comm);
+  r.comm = info.id;
   r.peer = peer;
+  r.peer_offset = info.remote_offset;
   r.tag = tag;
   r.bytes = bytes;
   r.persistent = persistent;
@@ -278,44 +280,94 @@ void Cancel::post(const Call&, int rc, MPI_Request*& request) {
 void coll_begin(const Call& c, MPI_Comm comm) {
   if (c.on() && comm_id(comm) != comms::kNoComm) c.event(RecordType::MpiCollectiveBegin, 0, 0, {0, 0}, {0, 0}, 0);
 }
-// The root as OTF2 records it: its rank in the communicator, none for rootless collectives.
-std::uint64_t root_of(int root) { return root < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<std::uint64_t>(root); }
+namespace {
+// The size of the group a rank exchanges a collective's data with: the communicator's, or the
+// remote group's on an intercommunicator (whose count arrays have that size, too).
+int peers(MPI_Comm comm, const CommInfo& info) {
+  int n = 0;
+  if (info.inter) PMPI_Comm_remote_size(comm, &n);
+  else PMPI_Comm_size(comm, &n);
+  return n;
+}
+// Where the calling rank stands in a rooted collective. On an intercommunicator the root's group
+// passes MPI_ROOT (the root) or MPI_PROC_NULL (the others: no data at all), the other group the
+// root's rank in the root's group; data flows between the groups only.
+struct Side {
+  bool root = false;  // the calling rank is the root
+  bool none = false;  // it takes no part in the data flow
+  bool inter = false;
+  std::uint64_t peers = 0;  // the ranks the root exchanges data with (itself included on an intracommunicator)
+};
+Side side(MPI_Comm comm, int root) {
+  const CommInfo info = comm_info(comm);
+  Side s;
+  s.inter = info.inter;
+  s.peers = static_cast<std::uint64_t>(peers(comm, info));
+  if (s.inter) {
+    s.root = root == MPI_ROOT;
+    s.none = root == MPI_PROC_NULL;
+  } else {
+    s.root = comm_rank(comm) == root;
+  }
+  return s;
+}
+}  // namespace
 
-void coll_end(const Call& c, MPI_Comm comm, OTF2_CollectiveOp op, int root, CollBytes bytes) {
-  const comms::CommId id = comm_id(comm);
-  if (!c.on() || id == comms::kNoComm) return;
-  c.event(RecordType::MpiCollectiveEnd, id, op, {root_of(root), bytes.sent}, {bytes.received, 0}, 2);
+// The root as OTF2 records it: its rank in the communicator, none for rootless collectives. On an
+// intercommunicator it is none as well: the ranks of the root's group other than the root pass
+// MPI_PROC_NULL and do not know it, and all members must record the same collective.
+std::uint64_t root_of(const CommInfo& info, int root) {
+  return root < 0 || info.inter ? OTF2_UNDEFINED_UINT32 : static_cast<std::uint64_t>(root);
 }
 
-// The bytes of each collective for the calling rank (blocking and non-blocking alike). They are
-// computed only for tracked communicators (tracked()), which are intracommunicators: prof does
-// not track intercommunicators, whose MPI_ROOT/MPI_PROC_NULL roots would need rules of their own.
+void coll_end(const Call& c, MPI_Comm comm, OTF2_CollectiveOp op, int root, CollBytes bytes) {
+  const CommInfo info = comm_info(comm);
+  if (!c.on() || info.id == comms::kNoComm) return;
+  c.event(RecordType::MpiCollectiveEnd, info.id, op, {root_of(info, root), bytes.sent}, {bytes.received, 0}, 2);
+}
+
+// The bytes of each collective for the calling rank (blocking and non-blocking alike), as Score-P
+// counts them: a root sends its buffer to (receives a buffer from) every peer, itself included on
+// an intracommunicator. They are computed only for tracked communicators (tracked()).
 CollBytes bytes_bcast(int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  const Side s = side(comm, root);
   const std::uint64_t b = bytes_of(count, type);
-  return {comm_rank(comm) == root ? b * static_cast<std::uint64_t>(comm_size(comm)) : 0, b};
+  if (s.none) return {};
+  if (s.root) return {b * s.peers, s.inter ? 0 : b};
+  return {0, b};
 }
 CollBytes bytes_gather(const void* sbuf, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype, int root,
                        MPI_Comm comm) {
+  const Side s = side(comm, root);
+  if (s.none) return {};
   const std::uint64_t sent = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
-  return {sent, comm_rank(comm) == root ? bytes_of(rcount, rtype) * static_cast<std::uint64_t>(comm_size(comm)) : 0};
+  if (s.root) return {s.inter ? 0 : sent, bytes_of(rcount, rtype) * s.peers};
+  return {sent, 0};
 }
 CollBytes bytes_scatter(int scount, MPI_Datatype stype, const void* rbuf, int rcount, MPI_Datatype rtype, int root,
                         MPI_Comm comm) {
+  const Side s = side(comm, root);
+  if (s.none) return {};
   const std::uint64_t received = rbuf == MPI_IN_PLACE ? bytes_of(scount, stype) : bytes_of(rcount, rtype);
-  return {comm_rank(comm) == root ? bytes_of(scount, stype) * static_cast<std::uint64_t>(comm_size(comm)) : 0, received};
+  if (s.root) return {bytes_of(scount, stype) * s.peers, s.inter ? 0 : received};
+  return {0, received};
 }
-// Allgather and Alltoall: every rank sends its block to all and receives all blocks.
+// Allgather and Alltoall: every rank sends its block to all (of the other group, on an
+// intercommunicator) and receives all their blocks.
 CollBytes bytes_all(const void* sbuf, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype, MPI_Comm comm) {
-  const auto n = static_cast<std::uint64_t>(comm_size(comm));
+  const auto n = static_cast<std::uint64_t>(peers(comm, comm_info(comm)));
   const std::uint64_t s = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
   return {n * s, n * bytes_of(rcount, rtype)};
 }
 CollBytes bytes_reduce(int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  const Side s = side(comm, root);
   const std::uint64_t b = bytes_of(count, type);
-  return {b, comm_rank(comm) == root ? b * static_cast<std::uint64_t>(comm_size(comm)) : 0};
+  if (s.none) return {};
+  if (s.root) return {s.inter ? 0 : b, b * s.peers};
+  return {b, 0};
 }
 CollBytes bytes_allreduce(int count, MPI_Datatype type, MPI_Comm comm) {
-  const std::uint64_t b = bytes_of(count, type) * static_cast<std::uint64_t>(comm_size(comm));
+  const std::uint64_t b = bytes_of(count, type) * static_cast<std::uint64_t>(peers(comm, comm_info(comm)));
   return {b, b};
 }
 
@@ -324,10 +376,11 @@ namespace {
 void nb_start(const Call& c, int rc, MPI_Request request, MPI_Comm comm, OTF2_CollectiveOp op, int root, CollBytes b) {
   if (rc != MPI_SUCCESS) return;
   ReqInfo r;
+  const CommInfo info = comm_info(comm);
   r.kind = ReqKind::Coll;
-  r.comm = comm_id(comm);
+  r.comm = info.id;
   r.op = static_cast<std::uint16_t>(op);
-  r.peer = root;  // -1: none
+  r.peer = root_of(info, root) == OTF2_UNDEFINED_UINT32 ? -1 : root;  // -1: none
   r.bytes = b.sent;
   r.received = b.received;
   r.id = next_request_id();
@@ -339,8 +392,7 @@ void nb_start(const Call& c, int rc, MPI_Request request, MPI_Comm comm, OTF2_Co
 }  // namespace
 
 // Whether a collective's events are written: recorded, on a tracked communicator. Only then are
-// its bytes computed (the counts of an untracked intercommunicator's v-collectives have the
-// remote group's size, and every byte rule costs MPI queries).
+// its bytes computed (every byte rule costs MPI queries).
 bool tracked(const Call& c, MPI_Comm comm) { return c.on() && comm_id(comm) != comms::kNoComm; }
 
 void Barrier::pre(const Call& c, MPI_Comm& comm) { coll_begin(c, comm); }
@@ -380,9 +432,14 @@ void Gatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, cons
 void Gatherv::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, const int*& rcounts,
                    const int*&, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
   if (!tracked(c, comm)) return;
-  const int me = comm_rank(comm);
-  const std::uint64_t sent = sbuf == MPI_IN_PLACE ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype);
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_GATHERV, root, {sent, me == root ? sum_bytes(rcounts, rtype, comm_size(comm)) : 0});
+  const Side s = side(comm, root);
+  CollBytes b;
+  if (!s.none) {
+    // In place (intracommunicators only): the root's own block stays where it is.
+    b.sent = s.root && s.inter ? 0 : sbuf == MPI_IN_PLACE ? bytes_of(rcounts[comm_rank(comm)], rtype) : bytes_of(scount, stype);
+    b.received = s.root ? sum_bytes(rcounts, rtype, static_cast<int>(s.peers)) : 0;
+  }
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_GATHERV, root, b);
 }
 void Scatter::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) {
   coll_begin(c, comm);
@@ -405,10 +462,13 @@ void Scatterv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_Da
 void Scatterv::post(const Call& c, int, const void*&, const int*& scounts, const int*&, MPI_Datatype& stype, void*& rbuf,
                     int& rcount, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
   if (!tracked(c, comm)) return;
-  const int me = comm_rank(comm);
-  const std::uint64_t received = rbuf == MPI_IN_PLACE ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype);
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_SCATTERV, root,
-           {me == root ? sum_bytes(scounts, stype, comm_size(comm)) : 0, received});
+  const Side s = side(comm, root);
+  CollBytes b;
+  if (!s.none) {
+    b.sent = s.root ? sum_bytes(scounts, stype, static_cast<int>(s.peers)) : 0;
+    b.received = s.root && s.inter ? 0 : rbuf == MPI_IN_PLACE ? bytes_of(scounts[comm_rank(comm)], stype) : bytes_of(rcount, rtype);
+  }
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_SCATTERV, root, b);
 }
 void Allgather::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, MPI_Comm& comm) {
   coll_begin(c, comm);
@@ -430,7 +490,7 @@ void Allgatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, c
 void Allgatherv::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, const int*& rcounts,
                       const int*&, MPI_Datatype& rtype, MPI_Comm& comm) {
   if (!tracked(c, comm)) return;
-  const int n = comm_size(comm);
+  const int n = peers(comm, comm_info(comm));
   const std::uint64_t s = sbuf == MPI_IN_PLACE ? bytes_of(rcounts[comm_rank(comm)], rtype) : bytes_of(scount, stype);
   coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLGATHERV, -1, {static_cast<std::uint64_t>(n) * s, sum_bytes(rcounts, rtype, n)});
 }
@@ -454,7 +514,7 @@ void Alltoallv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_D
 void Alltoallv::post(const Call& c, int, const void*& sbuf, const int*& scounts, const int*&, MPI_Datatype& stype, void*&,
                      const int*& rcounts, const int*&, MPI_Datatype& rtype, MPI_Comm& comm) {
   if (!tracked(c, comm)) return;
-  const int n = comm_size(comm);
+  const int n = peers(comm, comm_info(comm));
   const std::uint64_t received = sum_bytes(rcounts, rtype, n);
   coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLTOALLV, -1, {sbuf == MPI_IN_PLACE ? received : sum_bytes(scounts, stype, n), received});
 }
@@ -465,7 +525,7 @@ void Alltoallw::pre(const Call& c, const void*&, const int*&, const int*&, const
 void Alltoallw::post(const Call& c, int, const void*& sbuf, const int*& scounts, const int*&, const MPI_Datatype*& stypes,
                      void*&, const int*& rcounts, const int*&, const MPI_Datatype*& rtypes, MPI_Comm& comm) {
   if (!tracked(c, comm)) return;
-  const int n = comm_size(comm);
+  const int n = peers(comm, comm_info(comm));
   std::uint64_t sent = 0, received = 0;
   for (int i = 0; i < n; ++i) {
     received += bytes_of(rcounts[i], rtypes[i]);
@@ -499,9 +559,10 @@ void ReduceScatter::pre(const Call& c, const void*&, void*&, const int*&, MPI_Da
 void ReduceScatter::post(const Call& c, int, const void*&, void*&, const int*& rcounts, MPI_Datatype& type, MPI_Op&,
                          MPI_Comm& comm) {
   if (!tracked(c, comm)) return;
-  const int n = comm_size(comm);
+  // rcounts has the calling rank's group's size; on an intercommunicator both groups' sums agree.
+  const auto from = static_cast<std::uint64_t>(peers(comm, comm_info(comm)));
   coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER, -1,
-           {sum_bytes(rcounts, type, n), static_cast<std::uint64_t>(n) * bytes_of(rcounts[comm_rank(comm)], type)});
+           {sum_bytes(rcounts, type, comm_size(comm)), from * bytes_of(rcounts[comm_rank(comm)], type)});
 }
 void ReduceScatterBlock::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) {
   coll_begin(c, comm);
@@ -509,7 +570,10 @@ void ReduceScatterBlock::pre(const Call& c, const void*&, void*&, int&, MPI_Data
 void ReduceScatterBlock::post(const Call& c, int, const void*&, void*&, int& rcount, MPI_Datatype& type, MPI_Op&,
                               MPI_Comm& comm) {
   if (!tracked(c, comm)) return;
-  coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK, -1, bytes_allreduce(rcount, type, comm));
+  // Each rank provides rcount blocks for its group's ranks and receives one from each peer.
+  const std::uint64_t b = bytes_of(rcount, type);
+  coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK, -1,
+           {b * static_cast<std::uint64_t>(comm_size(comm)), b * static_cast<std::uint64_t>(peers(comm, comm_info(comm)))});
 }
 void Iscan::post(const Call& c, int rc, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm,
                  MPI_Request*& request) {

@@ -97,6 +97,8 @@ int g_world_rank = 0;  // 0 during MPI_Init (the configuration check broadcasts 
 std::map<MPI_Comm, std::vector<int>> g_fake_comms;  // communicators the fake made: their world ranks
 std::map<MPI_Group, std::vector<int>> g_fake_groups;
 std::vector<int> g_split_members;  // the world ranks of the communicator MPI_Comm_split makes
+std::map<MPI_Comm, std::vector<int>> g_fake_remote;  // intercommunicators: their remote groups
+std::vector<int> g_inter_remote;   // the remote group of the intercommunicator MPI_Intercomm_create makes
 int g_finalize_calls = 0;
 bool g_test_completes = true;      // Test/Testall complete the pending requests
 int g_waitany_pick = -1;           // the index Waitany completes (-1: the first pending one)
@@ -211,10 +213,30 @@ int PMPI_Comm_split(MPI_Comm, int color, int, MPI_Comm* newcomm) {
 }
 int PMPI_Comm_free(MPI_Comm* comm) {  // also at exit (prof's own communicator): no Catch2 here
   g_fake_comms.erase(*comm);
+  g_fake_remote.erase(*comm);
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
 }
-int PMPI_Comm_test_inter(MPI_Comm, int* flag) { *flag = 0; return MPI_SUCCESS; }
+int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) { *flag = g_fake_remote.count(comm) ? 1 : 0; return MPI_SUCCESS; }
+// An intercommunicator: the local group g_split_members, the remote group g_inter_remote.
+int PMPI_Intercomm_create(MPI_Comm, int, MPI_Comm, int, int, MPI_Comm* newcomm) {
+  *newcomm = new_handle(g_fake_comms, 0x5000, g_split_members);
+  g_fake_remote[*newcomm] = g_inter_remote;
+  return MPI_SUCCESS;
+}
+int PMPI_Comm_remote_size(MPI_Comm comm, int* size) { *size = static_cast<int>(g_fake_remote.at(comm).size()); return MPI_SUCCESS; }
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+  *group = new_handle(g_fake_groups, 0x9000, g_fake_remote.at(comm));
+  return MPI_SUCCESS;
+}
+// The union in MPI's order: the group passing high = 0 first.
+int PMPI_Intercomm_merge(MPI_Comm comm, int high, MPI_Comm* newcomm) {
+  std::vector<int> all = members(comm), remote = g_fake_remote.at(comm);
+  if (high) all.insert(all.begin(), remote.begin(), remote.end());
+  else all.insert(all.end(), remote.begin(), remote.end());
+  *newcomm = new_handle(g_fake_comms, 0x5000, all);
+  return MPI_SUCCESS;
+}
 int PMPI_Comm_rank(MPI_Comm comm, int* rank) { *rank = index_of(members(comm), g_world_rank); return MPI_SUCCESS; }
 int PMPI_Comm_size(MPI_Comm comm, int* size) { *size = static_cast<int>(members(comm).size()); return MPI_SUCCESS; }
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
@@ -773,6 +795,58 @@ TEST_CASE("rule 8: new communicators are defined and used; freed ones are forgot
   MPI_Comm_free(&again);
   CHECK(trace() == V{"Send c" + cid + " to=1 tag=4 bytes=4", "CollBegin", "CollEnd c" + cid + " BARRIER root=none sent=0 recv=0",
                      "Send c" + cid2 + " to=2 tag=5 bytes=4"});
+}
+
+TEST_CASE("rule 13: an intercommunicator is recorded over the union of its groups, remote ranks shifted; its roots are none",
+          "[mpi]") {
+  start();  // rank 1 of 4: local group {1, 3}
+  using prof::comms::Kind;
+  const bool local_first = GENERATE(true, false);
+  // The group of the lower leader comes first: {1, 3} before {2, 0}, but {0, 2} before {1, 3}.
+  g_inter_remote = local_first ? std::vector<int>{2, 0} : std::vector<int>{0, 2};
+  const std::vector<std::uint32_t> all = local_first ? std::vector<std::uint32_t>{1, 3, 2, 0} : std::vector<std::uint32_t>{0, 2, 1, 3};
+  const int shift = local_first ? 2 : 0;
+  const std::size_t before = g_comms.size();
+  MPI_Comm inter = MPI_COMM_NULL;
+  REQUIRE(MPI_Intercomm_create(world, 0, world, 0, 7, &inter) == MPI_SUCCESS);
+  REQUIRE(g_comms.size() == before + 1);
+  CHECK(g_comms.back().kind == Kind::Mpi);
+  CHECK(g_comms.back().members == all);
+  CHECK(g_comms.back().parent == prof::comms::kNoComm);  // the local communicators differ per group
+  CHECK(g_comms.back().name.rfind("Intercomm ", 0) == 0);
+  const std::size_t comms_before = g_fake_comms.size();
+  const std::string cid = std::to_string(g_comms.size());
+  const Ids id;
+  int buf[10] = {};
+  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Send(buf, 1, MPI_INT, 1, 4, inter);  // to remote rank 1
+  g_next = make_status(0, 5, 8);           // from remote rank 0
+  MPI_Recv(buf, 2, MPI_INT, MPI_ANY_SOURCE, 5, inter, MPI_STATUS_IGNORE);
+  MPI_Isend(buf, 3, MPI_INT, 0, 6, inter, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  g_next = make_status(1, 6, 4);
+  MPI_Irecv(buf, 1, MPI_INT, 1, 6, inter, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  MPI_Bcast(buf, 10, MPI_INT, MPI_ROOT, inter);       // the root: to each of the 2 remote ranks
+  MPI_Bcast(buf, 10, MPI_INT, MPI_PROC_NULL, inter);  // the root's group, not the root: no data
+  MPI_Bcast(buf, 10, MPI_INT, 1, inter);              // from remote rank 1
+  MPI_Reduce(buf, buf, 2, MPI_INT, MPI_SUM, MPI_ROOT, inter);
+  MPI_Allreduce(buf, buf, 2, MPI_INT, MPI_SUM, inter);
+  MPI_Ibcast(buf, 4, MPI_INT, MPI_ROOT, inter, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  const auto to = [&](int remote) { return std::to_string(remote + shift); };
+  CHECK(trace() == V{"Send c" + cid + " to=" + to(1) + " tag=4 bytes=4", "Recv c" + cid + " from=" + to(0) + " tag=5 bytes=8",
+                     "Isend c" + cid + " to=" + to(0) + " tag=6 bytes=12 req=" + id(1), "IsendComplete req=" + id(1),
+                     "IrecvRequest req=" + id(2), "Irecv c" + cid + " from=" + to(1) + " tag=6 bytes=4 req=" + id(2),
+                     "CollBegin", "CollEnd c" + cid + " BCAST root=none sent=80 recv=0",
+                     "CollBegin", "CollEnd c" + cid + " BCAST root=none sent=0 recv=0",
+                     "CollBegin", "CollEnd c" + cid + " BCAST root=none sent=0 recv=40",
+                     "CollBegin", "CollEnd c" + cid + " REDUCE root=none sent=0 recv=16",
+                     "CollBegin", "CollEnd c" + cid + " ALLREDUCE root=none sent=16 recv=16",
+                     "NbCollRequest req=" + id(3), "NbCollComplete c" + cid + " BCAST root=none sent=32 recv=0 req=" + id(3)});
+  CHECK(g_fake_comms.size() == comms_before);  // the merged communicator for the key was freed
+  CHECK(g_fake_groups.empty());
+  MPI_Comm_free(&inter);
 }
 
 TEST_CASE("rule 9: an incomplete test writes MpiRequestTest only with PROF_MPI_ENABLE_GROUPS xreqtest", "[mpi]") {

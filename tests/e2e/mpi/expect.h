@@ -52,9 +52,7 @@ __attribute__((no_instrument_function)) static void expect_add(int i, long n) {
   __atomic_fetch_add(&expect_counts[i], n, __ATOMIC_RELAXED);
 }
 
-/* `collective`: a blocking collective with MpiCollectiveBegin/End events (0: only its region,
- * e.g. on an intercommunicator, which prof does not track). */
-__attribute__((no_instrument_function)) static void expect_count_as(const char* name, int collective) {
+__attribute__((no_instrument_function)) static void expect_count(const char* name) {
   for (int i = 0; i < EXPECT_N; ++i) {
     if (strcmp(expect_names[i], name) == 0) {
       if (!__atomic_load_n(&expect_main_known, __ATOMIC_ACQUIRE)) {
@@ -63,7 +61,7 @@ __attribute__((no_instrument_function)) static void expect_count_as(const char* 
       }
       expect_add(i, 1);
       if (pthread_equal(pthread_self(), expect_main_thread)) expect_add(EXPECT_N + 3 + i, 1);
-      for (size_t c = 0; collective && c < sizeof(expect_collectives) / sizeof(expect_collectives[0]); ++c)
+      for (size_t c = 0; c < sizeof(expect_collectives) / sizeof(expect_collectives[0]); ++c)
         if (strcmp(expect_collectives[c], name) == 0) expect_add(EXPECT_N + 2, 1);
       return;
     }
@@ -72,11 +70,8 @@ __attribute__((no_instrument_function)) static void expect_count_as(const char* 
   abort();
 }
 
-__attribute__((no_instrument_function)) static void expect_count(const char* name) { expect_count_as(name, 1); }
 
 #define CALL(fn, ...) (expect_count(#fn), fn(__VA_ARGS__))
-/* A call on an intercommunicator: a region, without message or collective events. */
-#define CALL_INTER(fn, ...) (expect_count_as(#fn, 0), fn(__VA_ARGS__))
 #define EXPECT_MESSAGES(sent, received) (expect_add(EXPECT_N, (sent)), expect_add(EXPECT_N + 1, (received)))
 
 /* A failed expectation of the program itself (wrong data): not prof's fault. */
