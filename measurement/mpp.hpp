@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,27 @@ class Mpp {
   virtual bool send(std::uint32_t dest, const void* data, std::uint64_t bytes) = 0;
   virtual bool recv(std::uint32_t src, std::vector<char>* out) = 0;
 };
+
+constexpr std::uint32_t kNoRank = std::numeric_limits<std::uint32_t>::max();
+
+/// Collective: the lowest rank whose `ok` is false, or kNoRank when all are ok (or the exchange
+/// itself failed on this process: then it cannot tell, and says kNoRank as well). So that a step
+/// that failed on one process is given up by all of them together.
+inline std::uint32_t first_failed(Mpp& mpp, bool ok) {
+  const std::uint32_t n = mpp.size();
+  if (n <= 1) return ok ? kNoRank : 0;
+  const char mine = ok ? 1 : 0;
+  std::vector<char> all(mpp.rank() == 0 ? n : 0);
+  const std::vector<std::uint64_t> sizes(n, 1);
+  std::uint32_t first = kNoRank;
+  const bool gathered = mpp.gatherv(&mine, 1, all.data(), sizes.data(), 0);
+  if (mpp.rank() == 0) {
+    for (std::uint32_t r = 0; gathered && r < n && first == kNoRank; ++r)
+      if (!all[r]) first = r;
+    if (!gathered) first = 0;
+  }
+  if (!mpp.bcast(&first, sizeof first, 0)) return ok ? kNoRank : mpp.rank();
+  return first;
+}
 
 }  // namespace prof

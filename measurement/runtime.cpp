@@ -69,6 +69,7 @@ struct State {
   bool deferred = false;      // ready() will be called by an adapter (MPI)
   bool is_ready = false;
   bool ready_failed = false;
+  bool trace_abandoned = false;  // the archive could not be opened (here or on another rank): events are dropped
   std::string directory;      // final experiment directory
   std::string exe_name;
   std::vector<std::string> args;
@@ -224,9 +225,9 @@ bool ready_locked(State& s) {
   if (v.enable_tracing) {
     std::string err;
     if (!s.writer.open(dir, &s.otf2_blocks, &err, s.mpp)) {
-      log::error("%s", err.c_str());
-      s.ready_failed = true;
-      return false;
+      // The profile is still written; the trace's events are dropped from now on.
+      log::error("%s; this experiment has no trace", err.c_str());
+      s.trace_abandoned = true;
     }
     auto slash = s.exe_name.find_last_of('/');
     s.writer.set_program(slash == std::string::npos ? s.exe_name : s.exe_name.substr(slash + 1), s.args);
@@ -316,8 +317,19 @@ void unspill_locked(State& s, Location* loc) {
 // Writes a location's buffered events to the archive and empties the buffer (keeping its
 // current chunk unless `close`). State mutex held. Returns false when nothing can be written.
 bool convert_locked(State& s, Location* loc, bool close) {
-  if (!ready_locked(s) || !s.writer.is_open()) return false;
+  if (!ready_locked(s)) return false;
   if (loc->converted) return true;
+  if (s.trace_abandoned) {
+    ::unlink(spill_path(loc).c_str());
+    if (close) {
+      loc->trace.release_all(give_back_chunk);
+      loc->converted = true;
+    } else {
+      loc->trace.clear(release_chunk);
+    }
+    return true;
+  }
+  if (!s.writer.is_open()) return false;
   unspill_locked(s, loc);
   s.bytes_recorded += loc->trace.bytes();
   if (!s.writer.write_events(loc->global_id, loc->trace, false))
@@ -779,8 +791,8 @@ void finalize(int exit_status) {
     log_rss("before the final conversion");
     for (Location* loc : locs) convert_locked(*s, loc, true);
     log_rss("after the final conversion");
-    // Every process takes part in the unification and the archive's collective close, also
-    // one whose own writer failed (it then contributes no locations).
+    // Every process takes part in the unification and the archive's collective close. Opening
+    // the archive was agreed (TraceWriter::open), so either all have it or none (trace_abandoned).
     unify::ProcessPart self;
     self.rank = s->rank;
     char host[256] = {0};
@@ -797,7 +809,7 @@ void finalize(int exit_status) {
     unify::Result unified;
     std::string err;
     const double unify_start = wall_ms();
-    const bool unified_ok = together && (s->writer.is_open() || s->mpp) &&
+    const bool unified_ok = together && !s->trace_abandoned && (s->writer.is_open() || s->mpp) &&
                             unify::unify(s->mpp, self, regions::snapshot(), comms::snapshot(), &unified, &err);
     if (unified_ok && s->mpp && s->rank == 0)
       log::info(1, "unification: %zu processes, %zu regions, %zu communicators in %.1f ms; rank 0 received %" PRIu64

@@ -234,13 +234,23 @@ bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* e
   }
   OTF2_Archive_SetCreator(m.archive, "prof " PROF_VERSION);
   OTF2_Archive_SetDescription(m.archive, "prof measurement");
-  if (OTF2_Archive_OpenEvtFiles(m.archive) != OTF2_SUCCESS) {
-    *error = "cannot open the OTF2 event files in '" + dir + "/traces'; check permissions and free space";
+  bool ok = OTF2_Archive_OpenEvtFiles(m.archive) == OTF2_SUCCESS;
+  if (!ok) *error = "cannot open the OTF2 event files in '" + dir + "/traces'; check permissions and free space";
+  // All processes keep the archive or none does: one without it would leave the others waiting in
+  // the archive's collective close at the end. (The step above is the archive's only local one
+  // that can fail after its collective set-up, whose result OTF2 shares.)
+  if (mpp) {
+    const std::uint32_t failed = first_failed(*mpp, ok);
+    if (ok && failed != kNoRank) {
+      *error = "rank " + std::to_string(failed) + " could not open its OTF2 event files (see its message); no rank writes a trace";
+      ok = false;
+    }
+  }
+  if (!ok) {
     OTF2_Archive_Close(m.archive);
     m.archive = nullptr;
-    return false;
   }
-  return true;
+  return ok;
 }
 
 void TraceWriter::set_program(const std::string& name, const std::vector<std::string>& args) {

@@ -80,8 +80,21 @@ class FakeMpp final : public prof::Mpp {
     if (bytes) std::memcpy(data, got.data(), bytes);
     return true;
   }
-  // unify() does not use the rooted vector collectives; the fake does not implement them.
-  bool gatherv(const void*, std::uint64_t, void*, const std::uint64_t*, std::uint32_t) override { return false; }
+  // Over the mailboxes (FIFO per pair of ranks, like MPI's non-overtaking rule).
+  bool gatherv(const void* in, std::uint64_t in_bytes, void* out, const std::uint64_t* out_bytes,
+               std::uint32_t root) override {
+    if (rank_ != root) return send(root, in, in_bytes);
+    char* o = static_cast<char*>(out);
+    for (std::uint32_t r = 0; r < w_.size; o += out_bytes[r], ++r) {
+      std::vector<char> got;
+      if (r == root) got.assign(static_cast<const char*>(in), static_cast<const char*>(in) + in_bytes);
+      else if (!recv(r, &got)) return false;
+      if (got.size() != out_bytes[r]) return false;
+      if (!got.empty()) std::memcpy(o, got.data(), got.size());
+    }
+    return true;
+  }
+  // unify() does not scatter; the fake does not implement it.
   bool scatterv(const void*, const std::uint64_t*, void*, std::uint64_t, std::uint32_t) override { return false; }
   bool send(std::uint32_t dest, const void* data, std::uint64_t bytes) override {
     if (dest >= w_.size) return false;
@@ -343,4 +356,24 @@ TEST_CASE("tree_reduce: a failing merge anywhere reaches rank 0 and no rank wait
       CHECK(errors[0].find("unification: the parts of rank") == 0);
     }
   }
+}
+
+TEST_CASE("first_failed: every rank learns the lowest rank that failed, or that none did") {
+  const std::uint32_t n = GENERATE(1u, 2u, 5u);
+  const std::uint32_t bad_a = GENERATE(0u, 1u, 3u, prof::kNoRank);
+  const std::uint32_t bad_b = GENERATE(2u, prof::kNoRank);
+  World world(n);
+  std::vector<std::uint32_t> got(n, 12345);
+  std::vector<std::thread> threads;
+  for (std::uint32_t r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      FakeMpp mpp(world, r);
+      got[r] = prof::first_failed(mpp, r != bad_a && r != bad_b);
+    });
+  for (auto& t : threads) t.join();
+  std::uint32_t expect = prof::kNoRank;
+  for (std::uint32_t r = 0; r < n && expect == prof::kNoRank; ++r)
+    if (r == bad_a || r == bad_b) expect = r;
+  INFO(n << " ranks, failing " << bad_a << " and " << bad_b);
+  for (std::uint32_t r = 0; r < n; ++r) CHECK(got[r] == expect);
 }
