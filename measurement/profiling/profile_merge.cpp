@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "measurement/profiling/profile_merge.hpp"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -218,9 +219,54 @@ void merge(cube4::Profile& into, const cube4::Profile& in) {
   }
 }
 
+void order_by_node(cube4::Profile& p) {
+  if (p.groups.size() < 2) return;
+  // The new order of the groups.
+  std::vector<std::string> nodes;
+  for (const auto& g : p.groups)
+    if (std::find(nodes.begin(), nodes.end(), g.node) == nodes.end()) nodes.push_back(g.node);
+  std::vector<std::uint32_t> group_order;  // new position -> old group
+  for (const auto& n : nodes)
+    for (std::uint32_t g = 0; g < p.groups.size(); ++g)
+      if (p.groups[g].node == n) group_order.push_back(g);
+  bool same = true;
+  for (std::uint32_t i = 0; i < group_order.size(); ++i) same = same && group_order[i] == i;
+  if (same) return;
+  std::vector<std::uint32_t> new_group(p.groups.size());
+  for (std::uint32_t i = 0; i < group_order.size(); ++i) new_group[group_order[i]] = i;
+  // The new order of the locations: by new group, in their order within it.
+  std::vector<std::size_t> loc_order;  // new column -> old column
+  for (std::uint32_t g : group_order)
+    for (std::size_t l = 0; l < p.locations.size(); ++l)
+      if (p.location_group[l] == g) loc_order.push_back(l);
+  const std::size_t nl = p.locations.size(), nc = p.cnodes.size();
+  auto permute = [&](auto& cells) {
+    auto out = cells;
+    for (std::size_t c = 0; c < nc; ++c)
+      for (std::size_t j = 0; j < nl; ++j) out[c * nl + j] = cells[c * nl + loc_order[j]];
+    cells = std::move(out);
+  };
+  permute(p.visits);
+  permute(p.time_incl);
+  permute(p.min_time);
+  permute(p.max_time);
+  for (auto& m : p.extra_metrics) permute(m.values);
+  std::vector<std::string> locations;
+  std::vector<std::uint32_t> location_group;
+  for (std::size_t old : loc_order) {
+    locations.push_back(p.locations[old]);
+    location_group.push_back(new_group[p.location_group[old]]);
+  }
+  std::vector<cube4::Profile::Group> groups;
+  for (std::uint32_t g : group_order) groups.push_back(p.groups[g]);
+  p.locations = std::move(locations);
+  p.location_group = std::move(location_group);
+  p.groups = std::move(groups);
+}
+
 bool gather(Mpp* mpp, cube4::Profile* p, std::string* error) {
   if (!mpp) return true;
-  return unify::tree_reduce(
+  const bool ok = unify::tree_reduce(
       mpp, [&] { return encode(*p); },
       [&](const std::vector<char>& b) {
         cube4::Profile other;
@@ -229,6 +275,8 @@ bool gather(Mpp* mpp, cube4::Profile* p, std::string* error) {
         return true;
       },
       "profiles", error);
+  if (ok && mpp->rank() == 0) order_by_node(*p);
+  return ok;
 }
 
 }  // namespace prof::profile_merge
