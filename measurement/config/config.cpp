@@ -413,6 +413,7 @@ const std::vector<Table>& tables() {
       {"", kCoreVars},
       {"PTHREAD", kPthreadVars},
       {"MPI", kMpiVars},
+      {"CUDA", kCudaVars},
   };
   return all;
 }

@@ -87,6 +87,7 @@ std::string vars_markdown();
 extern const Var kCoreVars[];
 extern const Var kPthreadVars[];
 extern const Var kMpiVars[];
+extern const Var kCudaVars[];
 
 /// The values parsed by load(): the core's variables and every adapter's.
 struct Values {
@@ -102,6 +103,8 @@ struct Values {
   std::uint64_t mpi_enable_groups = 0;  ///< bits of MpiGroup
   std::uint64_t mpi_finalize_timeout = 60;  ///< seconds
   std::string mpi_debug_clock_skew;         ///< "rank:ticks,..." (tests)
+  std::uint64_t cuda_enable = 0;            ///< bits of CudaFeature
+  std::uint64_t cuda_buffer = 8u << 20;     ///< bytes of CUPTI activity buffers in all
   std::uint64_t profiling_max_callpath_depth = 100;
   std::string profiling_base_name = "profile";
   bool summary = false;
@@ -113,6 +116,11 @@ enum MpiGroup : std::uint64_t {
   kMpiCg = 1 << 0, kMpiColl = 1 << 1, kMpiEnv = 1 << 2, kMpiErr = 1 << 3, kMpiExt = 1 << 4, kMpiIo = 1 << 5,
   kMpiMisc = 1 << 6, kMpiP2p = 1 << 7, kMpiRma = 1 << 8, kMpiSpawn = 1 << 9, kMpiTopo = 1 << 10, kMpiType = 1 << 11,
   kMpiXnonblock = 1 << 12, kMpiXreqtest = 1 << 13,
+};
+
+enum CudaFeature : std::uint64_t {
+  kCudaRuntime = 1 << 0, kCudaDriver = 1 << 1, kCudaKernel = 1 << 2, kCudaMemcpy = 1 << 3, kCudaMemset = 1 << 4,
+  kCudaSync = 1 << 5, kCudaNvtx = 1 << 6,
 };
 
 /// The one instance the tables point into.
