@@ -60,6 +60,12 @@ struct Frame {
   Timestamp enter_time;    ///< for the profile
 };
 
+/// What a location stands for (its OTF2 location type).
+enum class LocationType : std::uint8_t {
+  CpuThread,  ///< a thread of the process, or a CPU-side lane (NVTX start/end ranges)
+  GpuStream,  ///< a GPU stream (OTF2 ACCELERATOR_STREAM), in an accelerator location group
+};
+
 struct Location {
   // Hot fields, touched by every event.
   bool busy = false;     ///< inside prof on this thread: a re-entered event is dropped
@@ -86,6 +92,13 @@ struct Location {
   std::uint32_t index = 0;        ///< creation order in the process; 0 = first (normally main)
   std::uint64_t global_id = 0;    ///< (index << 32) | rank, the OTF2 location id
   std::string name;
+  LocationType type = LocationType::CpuThread;
+  /// The location group when not the process's own: an accelerator group (e.g. "CUDA Context
+  /// 1"), whose creating group is the process's. Empty: the process's group.
+  std::string group;
+  /// Written by an adapter from any thread under the adapter's own lock (GPU streams, NVTX
+  /// lanes), not by a thread of its own: no shadow stack, no thread events.
+  bool detached = false;
   std::uint64_t create_seq = 0;   ///< ThreadCreate sequence number that made it, 0 = none
   bool ended = false;             ///< thread exited; buffer no longer written
   bool converted = false;         ///< its events are in the OTF2 archive and its writer closed

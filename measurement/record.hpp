@@ -37,6 +37,11 @@ enum class RecordType : std::uint8_t {
   MpiCollectiveEnd,     // aux = OTF2_CollectiveOp, a = root (OTF2_UNDEFINED_UINT32: none), b = bytes sent; slot 2 a = bytes received
   NbCollRequest,        // a = request id
   NbCollComplete,       // as MpiCollectiveEnd; slot 2 b = request id
+  // RMA (GPU memory copies, adapters/cuda): ref = the process-local window id (0: the process's
+  // CUDA window), a = the remote rank in the window's communicator, b = bytes; slot 2 a = matching id.
+  RmaPut,
+  RmaGet,
+  RmaOpCompleteBlocking,  // ref = window, a = matching id
 };
 
 /// The 16-byte header of every record. `slots` 16-byte Payload slots follow it in the same

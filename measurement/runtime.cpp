@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -575,6 +576,25 @@ Location* create_location() {
   return loc;
 }
 
+Location* create_detached_location(const std::string& name, LocationType type, const std::string& group) {
+  State* s = g_state;
+  if (!s || g_phase.load(std::memory_order_relaxed) != static_cast<int>(Phase::Within)) return nullptr;
+  auto* loc = new Location;
+  loc->index = s->next_index.fetch_add(1);
+  loc->global_id = (static_cast<std::uint64_t>(loc->index) << 32) | s->rank;
+  loc->name = name;
+  loc->type = type;
+  loc->group = group;
+  loc->detached = true;
+  loc->tracing = config::g_values.enable_tracing;
+  loc->profiling = false;
+  loc->root_node = ProfileNode{s->root_region, 0, nullptr, nullptr, nullptr, 0, 0, ~std::uint64_t{0}, 0};
+  loc->current_node = &loc->root_node;
+  std::lock_guard<std::mutex> lock(s->mutex);
+  s->locations.push_back(loc);
+  return loc;
+}
+
 void end_location(Location* loc) {
   State* s = g_state;
   if (!s || loc->ended) return;
@@ -706,7 +726,15 @@ std::uint64_t next_thread_seq() { return g_state ? g_state->thread_seq.fetch_add
 
 void finalize(int exit_status) {
   State* s = g_state;
-  if (!s || g_finalized.exchange(true)) return;
+  if (!s || g_finalized.load()) return;
+  // Adapters hand over what they buffered (CUPTI's activity records) while recording still runs.
+  {
+    static std::atomic<bool> adapters_done{false};
+    if (!adapters_done.exchange(true))
+      for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
+        if ((*a)->finalize) (*a)->finalize();
+  }
+  if (g_finalized.exchange(true)) return;
   int saved = errno;
   Location* self = tls_location;
   if (self) self->busy = true;
@@ -719,6 +747,8 @@ void finalize(int exit_status) {
     std::lock_guard<std::mutex> lock(s->mutex);
     locs = s->locations;
   }
+  // In creation order: a location's position in its process is its index (RMA ranks rely on it).
+  std::sort(locs.begin(), locs.end(), [](const Location* a, const Location* b) { return a->index < b->index; });
   // A hook that read the flags just before they changed still finishes its event: give such
   // hooks a grace period (hooks take well under a microsecond), then wait for any still busy.
   ::usleep(1000);
@@ -741,8 +771,6 @@ void finalize(int exit_status) {
     lost += loc->lost_events;
     reentries += loc->dropped_reentries;
   }
-  for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
-    if ((*a)->finalize) (*a)->finalize();
   if (const char* w = timer::finalize()) log::warning("%s", w);
   Timestamp last = timer::now();
 
@@ -803,7 +831,9 @@ void finalize(int exit_status) {
     self.end = offsets.empty() ? last : global(last, offsets.back().second);
     otf2w::Definitions defs;
     for (Location* loc : locs) {
-      if (s->writer.is_open()) self.locations.push_back({loc->global_id, loc->name, s->writer.event_count(loc->global_id)});
+      if (s->writer.is_open())
+        self.locations.push_back({loc->global_id, loc->name, s->writer.event_count(loc->global_id),
+                                  static_cast<std::uint8_t>(loc->type), loc->group});
       defs.local_locations.push_back(loc->global_id);
     }
     unify::Result unified;
@@ -828,6 +858,7 @@ void finalize(int exit_status) {
       defs.mpp_paradigm = s->mpp ? s->mpp->paradigm() : nullptr;
       defs.region_map = std::move(unified.region_map);
       defs.comm_map = std::move(unified.comm_map);
+      defs.window_map = std::move(unified.window_map);
       defs.is_root = s->rank == 0;
       defs.regions = std::move(unified.regions);
       defs.comms = std::move(unified.comms);

@@ -46,7 +46,7 @@ std::string region_key(const regions::RegionDef& r) {
 std::string comm_key(const comms::CommDef& c) {
   Out o;
   o.u8(static_cast<std::uint8_t>(c.kind));
-  if (c.kind == comms::Kind::Threads) o.u32(c.key_rank);
+  if (c.kind == comms::Kind::Threads || c.kind == comms::Kind::Cuda) o.u32(c.key_rank);
   if (c.kind == comms::Kind::Mpi) {
     o.u32(c.key_rank);
     o.u64(c.key_serial);
@@ -94,6 +94,8 @@ void put_process(Out& o, const ProcessPart& p) {
     o.u64(l.id);
     o.str(l.name);
     o.u64(l.events);
+    o.u8(l.type);
+    o.str(l.group);
   }
 }
 
@@ -109,6 +111,8 @@ ProcessPart get_process(In& in) {
     l.id = in.u64();
     l.name = in.str();
     l.events = in.u64();
+    l.type = in.u8();
+    l.group = in.str();
     p.locations.push_back(std::move(l));
   }
   return p;
@@ -233,7 +237,7 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
   std::vector<std::string> local_comm_keys;
   for (const auto& c : comms) {
     CommEntry e{c, ""};
-    if (c.kind == comms::Kind::Threads) e.def.key_rank = rank;
+    if (c.kind == comms::Kind::Threads || c.kind == comms::Kind::Cuda) e.def.key_rank = rank;
     if (c.parent != comms::kNoComm && c.parent < local_comm_keys.size()) e.parent_key = local_comm_keys[c.parent];
     local_comm_keys.push_back(comm_key(e.def));
     set.add_comm(std::move(e));
@@ -274,7 +278,16 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
   const std::uint64_t nr = in.u64();
   for (std::uint64_t i = 0; i < nr && in.ok(); ++i) global_regions.emplace(in.str(), static_cast<std::uint32_t>(i));
   const std::uint64_t nc = in.u64();
-  for (std::uint64_t i = 0; i < nc && in.ok(); ++i) global_comms.emplace(in.str(), static_cast<std::uint32_t>(i));
+  // RMA windows (the CUDA windows, one per communicator of kind Cuda) are numbered 0.. in the
+  // global communicators' order, the same numbering the root's writer uses.
+  std::vector<std::uint32_t> window_of(static_cast<std::size_t>(nc), 0);
+  std::uint32_t windows = 0;
+  for (std::uint64_t i = 0; i < nc && in.ok(); ++i) {
+    std::string key = in.str();
+    if (!key.empty() && static_cast<std::uint8_t>(key[0]) == static_cast<std::uint8_t>(comms::Kind::Cuda))
+      window_of[static_cast<std::size_t>(i)] = windows++;
+    global_comms.emplace(std::move(key), static_cast<std::uint32_t>(i));
+  }
   if (!in.ok()) {
     *error = "unification: the global definitions arrived damaged";
     return false;
@@ -289,10 +302,12 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
     out->region_map.push_back(it == global_regions.end() ? 0 : it->second);
   }
   out->comm_map.clear();
+  out->window_map.clear();
   for (const auto& k : local_comm_keys) {
     auto it = global_comms.find(k);
     missing += it == global_comms.end();
     out->comm_map.push_back(it == global_comms.end() ? 0 : it->second);
+    out->window_map.push_back(it == global_comms.end() ? 0 : window_of[it->second]);
   }
   if (missing)
     *error = "unification: " + std::to_string(missing) + " definitions of this process are missing from the global ones "

@@ -26,6 +26,8 @@ struct LocationPart {
   std::uint64_t id = 0;      ///< global location id: (thread index << 32) | rank
   std::string name;
   std::uint64_t events = 0;  ///< OTF2 events written for it
+  std::uint8_t type = 0;     ///< LocationType: 0 CPU thread, 1 GPU stream
+  std::string group;         ///< an accelerator location group's name; "" = the process's group
 };
 
 /// What one process contributes besides its definitions.
@@ -40,6 +42,9 @@ struct ProcessPart {
 struct Result {
   std::vector<std::uint32_t> region_map;  ///< this process: local region id → global
   std::vector<std::uint32_t> comm_map;    ///< this process: local communicator id → global
+  /// This process: local communicator id → global RMA window id (for the communicators of kind
+  /// Cuda, whose local id is their window's; windows are numbered in global communicator order).
+  std::vector<std::uint32_t> window_map;
   Timestamp start = 0;                    ///< earliest start of all processes (every process)
   Timestamp end = 0;                      ///< latest end of all processes (every process)
   // Rank 0 only: the global definitions.

@@ -12,6 +12,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "measurement/location.hpp"
 #include "measurement/mpp.hpp"
 #include "measurement/record.hpp"
 
@@ -102,6 +103,7 @@ OTF2_RegionRole otf2_role(regions::Role r) {
     case regions::Role::CollAll2One: return OTF2_REGION_ROLE_COLL_ALL2ONE;
     case regions::Role::CollAll2All: return OTF2_REGION_ROLE_COLL_ALL2ALL;
     case regions::Role::CollOther: return OTF2_REGION_ROLE_COLL_OTHER;
+    case regions::Role::DataTransfer: return OTF2_REGION_ROLE_DATA_TRANSFER;
   }
   return OTF2_REGION_ROLE_FUNCTION;
 }
@@ -113,6 +115,7 @@ OTF2_Paradigm otf2_paradigm(regions::Paradigm p) {
     case regions::Paradigm::Pthread: return OTF2_PARADIGM_PTHREAD;
     case regions::Paradigm::Measurement: return OTF2_PARADIGM_MEASUREMENT_SYSTEM;
     case regions::Paradigm::Mpi: return OTF2_PARADIGM_MPI;
+    case regions::Paradigm::Cuda: return OTF2_PARADIGM_CUDA;
   }
   return OTF2_PARADIGM_COMPILER;
 }
@@ -344,6 +347,13 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
         rc = OTF2_EvtWriter_NonBlockingCollectiveComplete(w, nullptr, t, static_cast<OTF2_CollectiveOp>(r.aux), r.ref,
                                                           static_cast<std::uint32_t>(p[0].a), p[0].b, p[1].a, p[1].b);
         break;
+      case RecordType::RmaPut:
+        rc = OTF2_EvtWriter_RmaPut(w, nullptr, t, r.ref, static_cast<std::uint32_t>(p[0].a), p[0].b, p[1].a);
+        break;
+      case RecordType::RmaGet:
+        rc = OTF2_EvtWriter_RmaGet(w, nullptr, t, r.ref, static_cast<std::uint32_t>(p[0].a), p[0].b, p[1].a);
+        break;
+      case RecordType::RmaOpCompleteBlocking: rc = OTF2_EvtWriter_RmaOpCompleteBlocking(w, nullptr, t, r.ref, p[0].a); break;
       default: return;  // unknown records are skipped, never guessed
     }
     ++n;
@@ -399,8 +409,22 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   for (const auto& r : defs.regions) s_reg.push_back({str(r.name), str(r.canonical), str(r.file)});
   std::vector<OTF2_StringRef> s_comm;
   for (const auto& c : defs.comms) s_comm.push_back(str(c.name));
+  // Accelerator location groups (GPU contexts): per process, one per distinct group name, with
+  // ids after the processes' (OTF2: a process group holds no accelerator streams).
+  std::vector<std::map<std::string, OTF2_LocationGroupRef>> accel(defs.processes.size());
+  std::vector<std::pair<std::size_t, std::string>> accel_order;  // (process, group name) by id
+  for (std::size_t r = 0; r < defs.processes.size(); ++r)
+    for (const auto& l : defs.processes[r].locations)
+      if (!l.group.empty() && accel[r].emplace(l.group, static_cast<OTF2_LocationGroupRef>(defs.processes.size() + accel_order.size())).second)
+        accel_order.emplace_back(r, l.group);
+  std::vector<OTF2_StringRef> s_accel;
+  for (const auto& a : accel_order) s_accel.push_back(str(a.second));
+  bool cuda = !accel_order.empty();
+  for (const auto& r : defs.regions) cuda = cuda || r.paradigm == regions::Paradigm::Cuda;
+  for (const auto& c : defs.comms) cuda = cuda || c.kind == comms::Kind::Cuda;
   const OTF2_StringRef s_empty = str(""), s_pthread = str("Pthread"), s_compiler = str("Compiler"), s_user = str("User"),
-                       s_measurement = str("Measurement"), s_mpi = str("MPI");
+                       s_measurement = str("Measurement"), s_mpi = str("MPI"), s_cuda = str("CUDA"),
+                       s_cuda_window = str("CUDA window");
 
   OTF2_GlobalDefWriter_WriteClockProperties(g, defs.clock.resolution, defs.clock.offset, defs.clock.length,
                                             defs.clock.realtime_ns);
@@ -411,6 +435,7 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_USER, s_user, OTF2_PARADIGM_CLASS_PROCESS);
   OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_PTHREAD, s_pthread, OTF2_PARADIGM_CLASS_THREAD_CREATE_WAIT);
   if (mpi) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, s_mpi, OTF2_PARADIGM_CLASS_PROCESS);
+  if (cuda) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_CUDA, s_cuda, OTF2_PARADIGM_CLASS_ACCELERATOR);
 
   OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_machine, s_machine_cls, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
   {
@@ -420,11 +445,21 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   for (std::size_t r = 0; r < defs.processes.size(); ++r)
     OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<OTF2_LocationGroupRef>(r), s_group[r], OTF2_LOCATION_GROUP_TYPE_PROCESS,
                                             node_of_host[defs.processes[r].host], OTF2_UNDEFINED_LOCATION_GROUP);
+  for (std::size_t k = 0; k < accel_order.size(); ++k) {
+    const std::size_t r = accel_order[k].first;
+    OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<OTF2_LocationGroupRef>(defs.processes.size() + k), s_accel[k],
+                                            OTF2_LOCATION_GROUP_TYPE_ACCELERATOR, node_of_host[defs.processes[r].host],
+                                            static_cast<OTF2_LocationGroupRef>(r));
+  }
   for (std::size_t r = 0; r < defs.processes.size(); ++r) {
     const auto& locs = defs.processes[r].locations;
-    for (std::size_t i = 0; i < locs.size(); ++i)
-      OTF2_GlobalDefWriter_WriteLocation(g, locs[i].id, s_loc[r][i], OTF2_LOCATION_TYPE_CPU_THREAD, locs[i].events,
-                                         static_cast<OTF2_LocationGroupRef>(r));
+    for (std::size_t i = 0; i < locs.size(); ++i) {
+      const bool gpu = locs[i].type == static_cast<std::uint8_t>(LocationType::GpuStream);
+      const OTF2_LocationGroupRef group = locs[i].group.empty() ? static_cast<OTF2_LocationGroupRef>(r) : accel[r][locs[i].group];
+      OTF2_GlobalDefWriter_WriteLocation(g, locs[i].id, s_loc[r][i],
+                                         gpu ? OTF2_LOCATION_TYPE_ACCELERATOR_STREAM : OTF2_LOCATION_TYPE_CPU_THREAD,
+                                         locs[i].events, group);
+    }
   }
   for (std::size_t i = 0; i < defs.regions.size(); ++i) {
     const auto& r = defs.regions[i];
@@ -440,8 +475,12 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   // COMM_SELF group.
   OTF2_GroupRef next_group = 0;
   std::vector<OTF2_GroupRef> comm_group(defs.comms.size(), OTF2_UNDEFINED_GROUP);
-  bool any_threads = false, any_mpi = false;
-  for (const auto& c : defs.comms) (c.kind == comms::Kind::Threads ? any_threads : any_mpi) = true;
+  bool any_threads = false, any_mpi = false, any_cuda = false;
+  for (const auto& c : defs.comms) {
+    if (c.kind == comms::Kind::Threads) any_threads = true;
+    else if (c.kind == comms::Kind::Cuda) any_cuda = true;
+    else any_mpi = true;
+  }
   if (any_threads) {
     std::vector<std::uint64_t> members;
     std::vector<std::size_t> first(defs.processes.size(), 0);
@@ -462,6 +501,28 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
                                       OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(ranks.size()), ranks.data());
     }
   }
+  // CUDA: one COMM_LOCATIONS group of every location of every process, and per process's CUDA
+  // window a COMM_GROUP of its own locations (indices into it; rank = the location's index in
+  // its process, which the RMA events' remote ranks use).
+  if (any_cuda) {
+    std::vector<std::uint64_t> members;
+    std::vector<std::size_t> first(defs.processes.size(), 0);
+    for (std::size_t r = 0; r < defs.processes.size(); ++r) {
+      first[r] = members.size();
+      for (const auto& l : defs.processes[r].locations) members.push_back(l.id);
+    }
+    OTF2_GlobalDefWriter_WriteGroup(g, next_group++, s_empty, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_CUDA,
+                                    OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(members.size()), members.data());
+    for (std::size_t i = 0; i < defs.comms.size(); ++i) {
+      const auto& c = defs.comms[i];
+      if (c.kind != comms::Kind::Cuda || c.key_rank >= defs.processes.size()) continue;
+      std::vector<std::uint64_t> ranks;
+      for (std::size_t k = 0; k < defs.processes[c.key_rank].locations.size(); ++k) ranks.push_back(first[c.key_rank] + k);
+      comm_group[i] = next_group++;
+      OTF2_GlobalDefWriter_WriteGroup(g, comm_group[i], s_empty, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_CUDA,
+                                      OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(ranks.size()), ranks.data());
+    }
+  }
   if (any_mpi) {
     std::vector<std::uint64_t> masters;
     for (std::size_t r = 0; r < defs.processes.size(); ++r) masters.push_back(r);  // (thread 0 << 32) | rank
@@ -471,7 +532,7 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
     OTF2_GroupRef self_group = OTF2_UNDEFINED_GROUP;
     for (std::size_t i = 0; i < defs.comms.size(); ++i) {
       const auto& c = defs.comms[i];
-      if (c.kind == comms::Kind::Threads) continue;
+      if (c.kind == comms::Kind::Threads || c.kind == comms::Kind::Cuda) continue;
       if (c.kind == comms::Kind::Self) {
         if (self_group == OTF2_UNDEFINED_GROUP) {
           self_group = next_group++;
@@ -497,6 +558,11 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
     const OTF2_CommRef parent = c.parent == comms::kNoComm || c.parent >= i ? OTF2_UNDEFINED_COMM : c.parent;
     OTF2_GlobalDefWriter_WriteComm(g, static_cast<OTF2_CommRef>(i), s_comm[i], comm_group[i], parent, OTF2_COMM_FLAG_NONE);
   }
+  // Each process's CUDA window, numbered 0.. in communicator order (unify's window_map).
+  OTF2_RmaWinRef next_window = 0;
+  for (std::size_t i = 0; i < defs.comms.size(); ++i)
+    if (defs.comms[i].kind == comms::Kind::Cuda)
+      OTF2_GlobalDefWriter_WriteRmaWin(g, next_window++, s_cuda_window, static_cast<OTF2_CommRef>(i), OTF2_RMA_WIN_FLAG_NONE);
   OTF2_Archive_CloseGlobalDefWriter(archive, g);
   return true;
 }
@@ -519,11 +585,15 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
       : OTF2_IdMap_CreateFromUint32Array(defs.region_map.size(), defs.region_map.data(), true);
   OTF2_IdMap* comm_map = defs.comm_map.empty() ? nullptr
       : OTF2_IdMap_CreateFromUint32Array(defs.comm_map.size(), defs.comm_map.data(), true);
+  OTF2_IdMap* window_map = defs.window_map.empty() ? nullptr
+      : OTF2_IdMap_CreateFromUint32Array(defs.window_map.size(), defs.window_map.data(), true);
   for (std::uint64_t id : defs.local_locations) {
     OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(m.archive, id);
     if (!dw) continue;
     if (region_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, region_map);
     if (comm_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_COMM, comm_map);
+    // RMA events (the CUDA window) carry their communicator's local id.
+    if (window_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_RMA_WIN, window_map);
     if (defs.clock_offsets.empty()) {
       OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset, 0, 0.0);
       OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset + defs.clock.length, 0, 0.0);
@@ -533,6 +603,7 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
   }
   if (region_map) OTF2_IdMap_Free(region_map);
   if (comm_map) OTF2_IdMap_Free(comm_map);
+  if (window_map) OTF2_IdMap_Free(window_map);
   OTF2_Archive_CloseDefFiles(m.archive);
 
   if (defs.is_root && !m.write_global(defs)) {

@@ -43,6 +43,7 @@ struct Definitions {
   std::vector<std::pair<std::uint64_t, std::int64_t>> clock_offsets;
   std::vector<std::uint32_t> region_map;       ///< this process: local region id → global
   std::vector<std::uint32_t> comm_map;         ///< this process: local communicator id → global
+  std::vector<std::uint32_t> window_map;       ///< this process: local communicator id → global RMA window (Cuda)
   bool is_root = true;                         ///< writes the global definitions (rank 0)
   // The global definitions (root only).
   std::vector<regions::RegionDef> regions;

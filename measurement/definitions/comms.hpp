@@ -21,13 +21,16 @@ enum class Kind : std::uint8_t {
   World,    ///< MPI_COMM_WORLD; members: world ranks 0..size-1
   Self,     ///< MPI_COMM_SELF: one per process, an OTF2 COMM_SELF group
   Mpi,      ///< any other MPI communicator; members: world ranks in communicator rank order
+  Cuda,     ///< the process's CUDA RMA window's communicator: all its locations (threads, GPU
+            ///< streams) in index order, filled in at unification. Its global id is also the
+            ///< id of the window (RmaWin "CUDA window"); events name the window by its local id.
 };
 
 /// One communicator. Processes that define the same communicator give the same key: the world
 /// rank of its rank 0 and that rank's creation counter (agreed when it is created).
 struct CommDef {
   Kind kind = Kind::Mpi;
-  std::uint32_t key_rank = 0;     ///< Mpi: world rank of the communicator's rank 0; Threads: the process's rank
+  std::uint32_t key_rank = 0;     ///< Mpi: world rank of the communicator's rank 0; Threads, Cuda: the process's rank
   std::uint64_t key_serial = 0;   ///< Mpi: that rank's creation counter
   std::string name;
   std::vector<std::uint32_t> members;  ///< world ranks in communicator rank order (World, Mpi)

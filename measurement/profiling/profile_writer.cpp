@@ -25,6 +25,7 @@ const char* paradigm_name(regions::Paradigm p) {
     case regions::Paradigm::User: return "user";
     case regions::Paradigm::Pthread: return "pthread";
     case regions::Paradigm::Mpi: return "mpi";
+    case regions::Paradigm::Cuda: return "cuda";
   }
   return "unknown";
 }
@@ -43,6 +44,7 @@ const char* role_name(regions::Role r) {
     case regions::Role::CollAll2One: return "all2one";
     case regions::Role::CollAll2All: return "all2all";
     case regions::Role::CollOther: return "collective";
+    case regions::Role::DataTransfer: return "data transfer";
   }
   return "unknown";
 }

@@ -789,3 +789,115 @@ TEST_CASE("nvcc: classification and commands", "[prof-wrap][nvcc]") {
     CHECK(host_compiler(classify({"g++", "-c", "a.cpp"}), *find_toolchain("g++")) == "g++");
   }
 }
+
+namespace {
+
+// The names of the adapters a link step of `argv` gets with `options`.
+Argv adapter_names(const Argv& argv, const Options& options = {}) {
+  Argv names;
+  for (const AdapterEntry* a : linked_adapters(classify(argv), *toolchain_for(argv[0]), options)) names.push_back(a->name);
+  return names;
+}
+
+bool has_adapter(const Argv& argv, const char* name, const Options& options = {}) {
+  return contains(adapter_names(argv, options), name);
+}
+
+}  // namespace
+
+TEST_CASE("--cuda and --nocuda", "[prof-wrap][cuda]") {
+  Options o;
+  CHECK(o.cuda == Cuda::Auto);
+  apply_option(o, "--cuda");
+  CHECK(o.cuda == Cuda::On);
+  apply_option(o, "--nocuda");
+  CHECK(o.cuda == Cuda::Off);
+  CHECK(parse_command_line({"--nocuda", "--cuda", "g++", "a.o"}).options.cuda == Cuda::On);  // the last one counts
+  CHECK(parse_command_line({"g++", "a.o"}, "--nocuda", nullptr).options.cuda == Cuda::Off);
+  // After the compiler name they are the compiler's (nvcc's own --cuda means "compile to .ii").
+  const auto cl = parse_command_line({"nvcc", "--cuda", "k.cu"});
+  CHECK(cl.options.cuda == Cuda::Auto);
+  CHECK(cl.compiler_argv == Argv{"nvcc", "--cuda", "k.cu"});
+  CHECK_THROWS_AS(apply_option(o, "--cuda=yes"), UsageError);
+}
+
+TEST_CASE("CUDA programs get the CUDA adapter", "[prof-wrap][cuda]") {
+  SECTION("detection: nvcc, a .cu input, the CUDA runtime or driver library, nvcc's -cudart") {
+    for (const Argv& argv : {Argv{"nvcc", "a.o", "-o", "app"}, Argv{"/usr/local/cuda/bin/nvcc", "k.cu"},
+                             Argv{"g++", "main.o", "k.cu", "-o", "app"}, Argv{"clang++", "k.cu"},
+                             Argv{"g++", "a.o", "-lcudart"}, Argv{"g++", "a.o", "-l", "cudart"},
+                             Argv{"g++", "a.o", "-lcudart_static"}, Argv{"gcc", "a.o", "-lcuda"},
+                             Argv{"nvcc_wrapper", "a.o", "-cudart=shared"}, Argv{"nvcc_wrapper", "a.o", "--cudart", "none"}}) {
+      INFO(shell_join(argv));
+      CHECK(has_adapter(argv, "cuda"));
+      CHECK_FALSE(has_adapter(argv, "mpi"));
+    }
+    for (const Argv& argv : {Argv{"g++", "a.o", "-o", "app"}, Argv{"gcc", "a.o", "-lcublas"}, Argv{"g++", "a.o", "-lcudadevrt"},
+                             Argv{"g++", "a.o", "cudart.o"}, Argv{"g++", "k.cuh.o"}, Argv{"mpicc", "a.o"}}) {
+      INFO(shell_join(argv));
+      CHECK_FALSE(has_adapter(argv, "cuda"));
+    }
+    CHECK(classify({"nvcc", "-cudart=static", "a.o"}).cudart == "static");
+    CHECK(classify({"nvcc", "--cudart", "shared", "a.o"}).cudart == "shared");
+    CHECK(classify({"nvcc", "-cudart", "none", "a.o"}).inputs.size() == 1);  // "none" is no input
+    CHECK(classify({"g++", "-cudart=static", "a.o"}).cudart.empty());         // nvcc's option only
+  }
+  SECTION("--nocuda wins over detection, --cuda forces it; MPI and CUDA get both") {
+    Options off, on;
+    off.cuda = Cuda::Off;
+    on.cuda = Cuda::On;
+    CHECK_FALSE(has_adapter({"nvcc", "k.cu", "-o", "app"}, "cuda", off));
+    CHECK_FALSE(has_adapter({"g++", "a.o", "-lcudart"}, "cuda", off));
+    CHECK(has_adapter({"g++", "a.o"}, "cuda", on));
+    CHECK(adapter_names({"mpicxx", "a.o", "-o", "app", "-lcudart"}) == Argv{"compiler", "user", "pthread", "mpi", "cuda"});
+    Options no_mpi;
+    no_mpi.mpp = Mpp::None;
+    CHECK(adapter_names({"mpicxx", "a.o", "-lcudart"}, no_mpi) == Argv{"compiler", "user", "pthread", "cuda"});
+  }
+  SECTION("a prof built without the adapter: an automatic decision leaves it out, --cuda does not") {
+    Options missing;
+    missing.cuda_adapter_missing = true;
+    CHECK_FALSE(has_adapter({"nvcc", "k.cu"}, "cuda", missing));
+    missing.cuda = Cuda::On;
+    CHECK(has_adapter({"nvcc", "k.cu"}, "cuda", missing));  // prof-wrap reports the missing library
+  }
+  SECTION("the link: libprof_cuda like libprof_mpi, -Xlinker for nvcc; the adapter list names it") {
+    const WorkFiles files{"/tmp/w/prof_adapters.c", "/tmp/w/prof_adapters.o"};
+    const Argv gxx = build_commands(classify({"g++", "a.o", "-o", "app", "-lcudart"}), kLayout, Options{}, files).back();
+    CHECK(contains_run(gxx, {"g++", "-L/opt/prof/lib", "-Wl,-rpath,/opt/prof/lib", "-Wl,--push-state,--no-as-needed",
+                             "-lprof_cuda", "-Wl,--pop-state", "a.o"}));
+    const Argv both = build_commands(classify({"mpicxx", "a.o", "-lcudart"}), kLayout, Options{}, files).back();
+    CHECK(contains_run(both, {"-Wl,--push-state,--no-as-needed", "-lprof_mpi", "-lprof_cuda", "-Wl,--pop-state", "a.o"}));
+    const Argv nvcc = build_commands(classify({"nvcc", "-O2", "k.cu", "-o", "app"}), kLayout, Options{}, files).back();
+    CHECK(contains_run(nvcc, {"-L/opt/prof/lib", "-Xlinker", "-rpath,/opt/prof/lib", "-lprof_cuda", "-O2", "k.cu"}));
+    for (const auto& w : nvcc) CHECK(w.rfind("-Wl,", 0) != 0);
+    Options off;
+    off.cuda = Cuda::Off;
+    CHECK_FALSE(contains(build_commands(classify({"nvcc", "k.cu"}), kLayout, off, files).back(), "-lprof_cuda"));
+    CHECK_FALSE(contains(build_commands(classify({"nvcc", "-c", "k.cu"}), kLayout, Options{}).back(), "-lprof_cuda"));
+    const Plan p = classify({"nvcc", "k.cu", "-o", "app"});
+    const std::string src = adapter_list_source(linked_adapters(p, *find_toolchain("nvcc"), Options{}));
+    CHECK(src.find("extern const struct prof_adapter prof_adapter_cuda;\n") != std::string::npos);
+    CHECK(src.find("&prof_adapter_pthread, &prof_adapter_cuda, 0 }") != std::string::npos);
+  }
+  SECTION("--verbose says which adapters are linked and why") {
+    const Toolchain& gxx = *find_toolchain("g++");
+    CHECK(adapter_decisions(classify({"g++", "a.o"}), gxx, Options{}) ==
+          "compiler, user, pthread; not linked: mpi (no MPI compiler wrapper, no -lmpi), cuda (no nvcc, .cu input, -lcudart or -lcuda)");
+    CHECK(adapter_decisions(classify({"mpicxx", "a.o", "-lcudart"}), *find_toolchain("mpicxx"), Options{}) ==
+          "compiler, user, pthread, mpi (mpicxx is an MPI compiler wrapper), cuda (the link has -lcudart)");
+    CHECK(adapter_decisions(classify({"nvcc", "k.cu"}), *find_toolchain("nvcc"), Options{}) ==
+          "compiler, user, pthread, cuda (the compiler is nvcc); not linked: mpi (no MPI compiler wrapper, no -lmpi)");
+    CHECK(adapter_decisions(classify({"g++", "m.o", "k.cu"}), gxx, Options{}).find("cuda (k.cu is CUDA source)") != std::string::npos);
+    Options o;
+    o.nocompiler = true;
+    o.cuda = Cuda::Off;
+    o.mpp = Mpp::Mpi;
+    CHECK(adapter_decisions(classify({"nvcc", "k.cu"}), *find_toolchain("nvcc"), o) ==
+          "user, pthread, mpi (--mpp=mpi); not linked: compiler (--nocompiler), cuda (--nocuda)");
+    Options missing;
+    missing.cuda_adapter_missing = true;
+    CHECK(adapter_decisions(classify({"g++", "a.o", "-lcuda"}), gxx, missing).find(
+              "cuda (the link has -lcuda, but prof was built without the CUDA adapter)") != std::string::npos);
+  }
+}

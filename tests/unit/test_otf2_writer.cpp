@@ -140,6 +140,26 @@ struct Records {
     buf.commit();
     ++count;
   }
+  /// A record with two payload slots (MPI, RMA).
+  void add2(Timestamp t, RecordType type, std::uint32_t ref, prof::Payload a, prof::Payload b) {
+    prof::Record* r = buf.try_reserve(2);
+    if (!r) {
+      void* c = pool.acquire();
+      REQUIRE(c != nullptr);
+      buf.add_chunk(c, kChunk);
+      r = buf.try_reserve(2);
+      REQUIRE(r != nullptr);
+    }
+    r->time = t;
+    r->type = type;
+    r->slots = 2;
+    r->aux = 0;
+    r->ref = ref;
+    reinterpret_cast<prof::Payload*>(r + 1)[0] = a;
+    reinterpret_cast<prof::Payload*>(r + 1)[1] = b;
+    buf.commit();
+    ++count;
+  }
   void enter(Timestamp t, std::uint32_t region) { add(t, RecordType::Enter, region); }
   void leave(Timestamp t, std::uint32_t region) { add(t, RecordType::Leave, region); }
   void clear() {
@@ -182,7 +202,7 @@ otf2w::Definitions definitions(const otf2w::TraceWriter& w, Timestamp first, Tim
   process.host = "test node";
   for (unsigned i = 0; i < locations; ++i) {
     const std::uint64_t id = std::uint64_t{i} << 32;
-    process.locations.push_back({id, i ? "Pthread thread " + std::to_string(i) : "Master thread", w.event_count(id)});
+    process.locations.push_back({id, i ? "Pthread thread " + std::to_string(i) : "Master thread", w.event_count(id), 0, ""});
     d.local_locations.push_back(id);
   }
   d.processes.push_back(process);
@@ -467,4 +487,89 @@ TEST_CASE("otf2 writer reports errors instead of writing", "[otf2]") {
     CHECK_FALSE(w.finish(definitions(w, kT0, kT0, 1), &error));
     CHECK(error == "no OTF2 archive open");
   }
+}
+
+TEST_CASE("otf2 writer: GPU stream locations in an accelerator group, the CUDA window and its RMA events", "[otf2]") {
+  using prof::regions::Paradigm;
+  using prof::regions::Role;
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(4 * kBlock, kBlock));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error));
+  constexpr std::uint64_t kStream = 2ull << 32;  // index 2: after the master thread and a worker
+  constexpr std::uint32_t kLaunch = kRegions, kKernel = kRegions + 1, kCopy = kRegions + 2;
+  constexpr std::uint32_t kWindow = 1;  // the process-local id of its CUDA communicator (0: the thread contingent)
+  Records host, gpu;
+  host.enter(kT0, kMain);
+  host.enter(kT0 + 10, kLaunch);
+  host.leave(kT0 + 20, kLaunch);
+  host.leave(kT0 + 400, kMain);
+  REQUIRE(w.write_events(kLoc0, host.buf, true));
+  Records worker;
+  worker.enter(kT0 + 5, kWorker);
+  worker.leave(kT0 + 300, kWorker);
+  REQUIRE(w.write_events(kLoc1, worker.buf, true));
+  gpu.enter(kT0 + 30, kKernel);
+  gpu.leave(kT0 + 90, kKernel);
+  gpu.enter(kT0 + 100, kCopy);
+  gpu.add2(kT0 + 100, RecordType::RmaGet, kWindow, {0, 4096}, {42, 0});  // from rank 0: the master thread
+  gpu.add(kT0 + 150, RecordType::RmaOpCompleteBlocking, kWindow, true, 42);
+  gpu.leave(kT0 + 150, kCopy);
+  gpu.enter(kT0 + 200, kCopy);
+  gpu.add2(kT0 + 200, RecordType::RmaPut, kWindow, {1, 512}, {43, 0});  // to rank 1: the worker
+  gpu.add(kT0 + 260, RecordType::RmaOpCompleteBlocking, kWindow, true, 43);
+  gpu.leave(kT0 + 260, kCopy);
+  REQUIRE(w.write_events(kStream, gpu.buf, true));
+
+  otf2w::Definitions d = definitions(w, kT0, kT0 + 400, 2);
+  d.regions.push_back(region("cudaLaunchKernel", "", -1, Paradigm::Cuda, Role::Wrapper));
+  d.regions.push_back(region("spin(long long)", "", -1, Paradigm::Cuda, Role::Function));
+  d.regions.push_back(region("cudaMemcpy HtoD", "", -1, Paradigm::Cuda, Role::DataTransfer));
+  d.processes[0].locations.push_back({kStream, "CUDA[0:13]", w.event_count(kStream), 1, "CUDA Context 1"});
+  d.local_locations.push_back(kStream);
+  d.comms.push_back({prof::comms::Kind::Cuda, 0, 0, "CUDA window", {}, prof::comms::kNoComm});
+  d.comm_map = {0, 1};
+  d.window_map = {0, 0};  // local communicator 1 is window 0
+  REQUIRE(w.finish(d, &error));
+
+  const RunResult printed = run("otf2-print -A '" + dir.archive() + "'", dir.path);
+  INFO(printed.out << printed.err);
+  REQUIRE(printed.rc == 0);
+  CHECK(printed.err == "");
+  std::map<std::string, std::size_t> counts = count_events(printed.out);
+  CHECK(counts["RMA_GET"] == 1);
+  CHECK(counts["RMA_PUT"] == 1);
+  CHECK(counts["RMA_OP_COMPLETE_BLOCKING"] == 2);
+  check_with_otf2_check(dir, "--expect-locations 3 --expect-region 'spin(long long)'");
+  // The Python reader (independent of prof) sees the types, the groups and the window.
+  const std::string script = dir.path + "/check.py";
+  std::ofstream(script) << R"PY(
+import sys, otf2
+with otf2.reader.open(sys.argv[1]) as t:
+    d = t.definitions
+    locs = {l.name: l for l in d.locations}
+    s = locs["CUDA[0:13]"]
+    assert s.type == otf2.LocationType.ACCELERATOR_STREAM, s.type
+    assert locs["Master thread"].type == otf2.LocationType.CPU_THREAD
+    g = s.group
+    assert g.name == "CUDA Context 1" and g.location_group_type == otf2.LocationGroupType.ACCELERATOR, g
+    assert g.creating_location_group.name == "Process", g.creating_location_group
+    wins = list(d.rma_wins)
+    assert len(wins) == 1 and wins[0].name == "CUDA window", wins
+    members = [m.name for m in wins[0].comm.group.members]
+    assert members == ["Master thread", "Pthread thread 1", "CUDA[0:13]"], members
+    got = []
+    for loc, ev in t.events:
+        if isinstance(ev, (otf2.events.RmaGet, otf2.events.RmaPut)):
+            assert ev.win == wins[0]
+            got.append((type(ev).__name__, ev.remote, ev.bytes, ev.matching_id))
+    assert got == [("RmaGet", 0, 4096, 42), ("RmaPut", 1, 512, 43)], got
+print("ok")
+)PY";
+  const RunResult py = run("/usr/bin/python3 '" + script + "' '" + dir.archive() + "'", dir.path);
+  INFO(py.out << py.err);
+  CHECK(py.rc == 0);
+  CHECK(py.out == "ok\n");
 }

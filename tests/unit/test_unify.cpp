@@ -151,7 +151,8 @@ std::string describe(const CommDef& c) {
 std::string describe(const ProcessPart& p) {
   std::string s = std::to_string(p.rank) + "|" + p.host + "|" + std::to_string(p.start) + "|" +
                   std::to_string(p.end) + "|";
-  for (const auto& l : p.locations) s += std::to_string(l.id) + ":" + l.name + ":" + std::to_string(l.events) + ",";
+  for (const auto& l : p.locations)
+    s += std::to_string(l.id) + ":" + l.name + ":" + std::to_string(l.events) + ":" + std::to_string(l.type) + ":" + l.group + ",";
   return s;
 }
 
@@ -188,7 +189,8 @@ Input make_input(std::uint32_t r, std::uint32_t n) {
   in.self.start = 5000 + ((r + 1) % n) * 13;
   in.self.end = 9000 + ((r + 2) % n) * 17;
   for (std::uint64_t i = 0; i <= r % 3; ++i)
-    in.self.locations.push_back(LocationPart{(i << 32) | r, "thread " + std::to_string(i), 100 * i + r});
+    in.self.locations.push_back(i == 2 ? LocationPart{(i << 32) | r, "CUDA[0:7]", 100 * i + r, 1, "CUDA Context 1"}
+                                       : LocationPart{(i << 32) | r, "thread " + std::to_string(i), 100 * i + r, 0, ""});
   return in;
 }
 
@@ -225,7 +227,7 @@ TEST_CASE("unify: a single process maps its definitions to themselves") {
   self.host = "alone";
   self.start = 42;
   self.end = 4242;
-  self.locations = {LocationPart{0, "main thread", 7}, LocationPart{std::uint64_t{1} << 32, "worker", 9}};
+  self.locations = {LocationPart{0, "main thread", 7, 0, ""}, LocationPart{std::uint64_t{1} << 32, "worker", 9, 0, ""}};
   Result res;
   std::string error;
   REQUIRE(prof::unify::unify(nullptr, self, regions, comms, &res, &error));
