@@ -108,7 +108,8 @@ void apply_option(Options& o, const std::string& arg) {
     else if (mpp == "none") o.mpp = Mpp::None;
     else if (mpp == "auto") o.mpp = Mpp::Auto;
     else throw UsageError("--mpp=" + mpp + " is not one of mpi, none, auto");
-  } else if (arg.rfind("--instrument-filter=", 0) == 0) {
+  } else if (arg == "--cuda") o.cuda = Cuda::On;
+  else if (arg == "--nocuda") o.cuda = Cuda::Off; else if (arg.rfind("--instrument-filter=", 0) == 0) {
     std::string file = arg.substr(std::strlen("--instrument-filter="));
     if (file.empty()) throw UsageError("--instrument-filter= needs a file, e.g. --instrument-filter=my.filter");
     std::error_code ec;
@@ -304,6 +305,7 @@ Plan classify(const std::vector<std::string>& original_argv, const ResponseFileR
         else if (a == "-x" || a == "--x") language = v;
         else if (nvcc && (a == "--output-file")) p.output = v;
         else if (nvcc && a == "--library") p.libraries.push_back(v);
+        else if (nvcc && (a == "-cudart" || a == "--cudart")) p.cudart = v;
         // nvcc's host compiler: the adapter-list compile must use the same one.
         else if (nvcc && (a == "-ccbin" || a == "--compiler-bindir")) p.abi_flags.insert(p.abi_flags.end(), {a, v});
         else if (a == "-l") p.libraries.push_back(v);
@@ -326,6 +328,8 @@ Plan classify(const std::vector<std::string>& original_argv, const ResponseFileR
         else if (starts_with(a, "--library=")) {
           p.libraries.push_back(a.substr(a.find('=') + 1));
           p.linker_inputs = true;
+        } else if (starts_with(a, "-cudart=") || starts_with(a, "--cudart=")) {
+          p.cudart = a.substr(a.find('=') + 1);
         } else if (starts_with(a, "-ccbin=") || starts_with(a, "--compiler-bindir=")) {
           p.abi_flags.push_back(a);
         }

@@ -34,6 +34,13 @@ enum class Mpp {
   None,  ///< never link it
 };
 
+/// Whether a program uses CUDA (--cuda, --nocuda).
+enum class Cuda {
+  Auto,  ///< CUDA when the compiler is nvcc, an input is a .cu file, or the link has -lcudart, -lcuda...
+  On,    ///< link the CUDA adapter; an error where prof was built without it
+  Off,   ///< never link it
+};
+
 /// prof-wrap's own options, those given before the compiler name.
 struct Options {
   bool help = false;
@@ -48,6 +55,10 @@ struct Options {
   std::vector<std::string> instrument_filters;
   Instrument instrument = Instrument::Auto;  ///< --instrument=auto|plugin|functions
   Mpp mpp = Mpp::Auto;                        ///< --mpp=mpi|none|auto
+  Cuda cuda = Cuda::Auto;                     ///< --cuda, --nocuda
+  /// Decided by prof-wrap before build_commands: libprof_cuda.so does not exist, so an automatic
+  /// CUDA decision links no CUDA adapter (main says so once). --cuda is an error there instead.
+  bool cuda_adapter_missing = false;
   /// Decided by prof-wrap before build_commands (it needs the compiler's version): compile steps
   /// load the GCC plugin at this path instead of -finstrument-functions. Empty: no plugin.
   std::string gcc_plugin;
@@ -148,6 +159,7 @@ struct Plan {
   std::vector<std::string> sources;    ///< the C/C++ sources among them
   std::optional<std::string> output;   ///< -o value, if given
   std::vector<std::string> libraries;  ///< -l names (without -l)
+  std::string cudart;                  ///< nvcc's -cudart/--cudart value (shared, static, none), if given
   std::vector<std::string> abi_flags;  ///< flags the adapter-list object must share (-m32, --target=...)
   std::string trailing_language;       ///< the -x language still in effect after the last argument
 

@@ -24,6 +24,9 @@
 #ifndef PROF_VERSION
 #define PROF_VERSION "unknown"
 #endif
+#ifndef PROF_WRAP_CUDA_ROOT
+#define PROF_WRAP_CUDA_ROOT "/usr/local/cuda"  // PROF_CUDA_ROOT when prof was configured
+#endif
 
 extern char** environ;
 
@@ -59,6 +62,10 @@ const char kUsage[] =
     "      --mpp=mpi|none|auto  link the MPI adapter (records MPI calls, one experiment for all\n"
     "                   ranks): auto (the default) for MPI compiler wrappers (mpicc, mpicxx...)\n"
     "                   and links with -lmpi\n"
+    "      --cuda       link the CUDA adapter (records CUDA calls and kernels through CUPTI)\n"
+    "      --nocuda     never link it. Without either, CUDA programs get it: nvcc, a .cu input,\n"
+    "                   -lcudart, -lcudart_static or -lcuda, or nvcc's -cudart=...; where prof was\n"
+    "                   built without it (no CUPTI), they are linked without it, with a notice\n"
     "      --           end of prof-wrap options; the next word is the compiler\n"
     "\n"
     "Environment:\n"
@@ -264,6 +271,14 @@ void choose_instrumentation(Options& options, const Plan& plan, const Layout& la
   if (options.verbose) std::fprintf(stderr, "prof-wrap: instrumentation: %s (the GCC plugin does not fit: %s)\n", hooks, why.c_str());
 }
 
+/// Where an adapter's own library is in `layout` (lib<library>.so).
+std::string library_path(const Layout& layout, const AdapterEntry& a) { return layout.lib_dir() + "/lib" + a.library + ".so"; }
+
+bool library_exists(const Layout& layout, const AdapterEntry& a) {
+  std::error_code ec;
+  return std::filesystem::exists(library_path(layout, a), ec);
+}
+
 std::string temp_root() {
   const char* t = std::getenv("TMPDIR");
   return (t && *t) ? t : "/tmp";
@@ -310,20 +325,35 @@ int wrap(const std::vector<std::string>& args) {
       const std::string ext = dot == std::string::npos ? "" : in.path.substr(dot);
       fortran = fortran || ext == ".f" || ext == ".F" || ext == ".f90" || ext == ".F90" || ext == ".f95" || ext == ".f03" || ext == ".f08";
     }
+    const Toolchain& tc = *toolchain_for(plan.argv[0]);
+    // The CUDA adapter where prof was built without it (no CUPTI): an automatic decision goes on
+    // without it, with one notice; --cuda cannot be honoured.
+    for (const AdapterEntry* a : linked_adapters(plan, tc, opt)) {
+      if (std::string(a->name) != "cuda" || library_exists(layout, *a)) continue;
+      const std::string missing = library_path(layout, *a) + " does not exist: prof was built without its CUDA adapter (no CUPTI under " +
+                                  PROF_WRAP_CUDA_ROOT + " when it was configured)";
+      if (opt.cuda == Cuda::On)
+        throw WrapError(missing + "; rebuild prof with the CUDA toolkit installed (configure with -DPROF_CUDA_ROOT=<toolkit>), or drop --cuda");
+      std::fprintf(stderr, "prof-wrap: notice: %s; CUDA calls and kernels are not recorded (rebuild prof with "
+                           "-DPROF_CUDA_ROOT=<toolkit> to record them; --nocuda drops this notice)\n", missing.c_str());
+      opt.cuda_adapter_missing = true;
+    }
+    const auto adapters = linked_adapters(plan, tc, opt);
+    if (opt.verbose) std::fprintf(stderr, "prof-wrap: adapters: %s\n", adapter_decisions(plan, tc, opt).c_str());
     bool mpi = false;
-    for (const AdapterEntry* a : linked_adapters(plan, *toolchain_for(plan.argv[0]), opt)) mpi = mpi || std::string(a->name) == "mpi";
+    for (const AdapterEntry* a : adapters) mpi = mpi || std::string(a->name) == "mpi";
     if (fortran && mpi)
       std::fprintf(stderr, "prof-wrap: notice: this MPI link has Fortran code; its MPI calls are not recorded (Open MPI's Fortran "
                            "bindings call PMPI_ directly, past prof's C wrappers)\n");
-    // Adapters in libraries of their own (MPI): prof must have been built with them.
-    for (const AdapterEntry* a : linked_adapters(plan, *toolchain_for(plan.argv[0]), opt)) {
+    // Adapters in libraries of their own (MPI, CUDA): prof must have been built with them (a
+    // missing CUDA adapter was dealt with above, so only MPI's can be missing here).
+    for (const AdapterEntry* a : adapters) {
       if (!a->library) continue;
       if (plan.static_link)
-        throw WrapError(std::string("-static links with the ") + a->name + " adapter are not supported; link dynamically, or use --mpp=none");
-      const std::string lib = layout.lib_dir() + "/lib" + a->library + ".so";
-      std::error_code ec;
-      if (!std::filesystem::exists(lib, ec))
-        throw WrapError(lib + " does not exist: prof was built without its " + a->name +
+        throw WrapError(std::string("-static links with the ") + a->name + " adapter are not supported; link dynamically, or use " +
+                        a->off_option);
+      if (!library_exists(layout, *a))
+        throw WrapError(library_path(layout, *a) + " does not exist: prof was built without its " + a->name +
                         " adapter (no MPI library when it was configured); rebuild prof with MPI installed (Debian: libopenmpi-dev), or link with --mpp=none");
     }
   }

@@ -51,22 +51,53 @@ const Toolchain kToolchains[] = {
     {"nvcc", Language::Cuda, false, true, kNvccInstrument, kNvccAdapterCompile, Dialect::Nvcc, true},
 };
 
-bool always(const Plan&, const Toolchain&, const Options&) { return true; }
-bool compiler_instrumentation(const Plan&, const Toolchain&, const Options& o) { return !o.nocompiler; }
+AdapterChoice always(const Plan&, const Toolchain&, const Options&) { return {true, ""}; }
 
-// MPI: an MPI compiler wrapper, or -lmpi on the link line; --mpp=mpi|none overrides.
-bool mpi_program(const Plan& p, const Toolchain& tc, const Options& o) {
-  if (o.mpp == Mpp::Mpi) return true;
-  if (o.mpp == Mpp::None) return false;
-  return tc.mpi || std::find(p.libraries.begin(), p.libraries.end(), "mpi") != p.libraries.end();
+AdapterChoice compiler_instrumentation(const Plan&, const Toolchain&, const Options& o) {
+  if (o.nocompiler) return {false, "--nocompiler"};
+  return {true, ""};
 }
 
-// The adapters in the order the runtime initialises them. Later: {"cuda", "prof_cuda", ... tc.cuda}.
+// MPI: an MPI compiler wrapper, or -lmpi on the link line; --mpp=mpi|none overrides.
+AdapterChoice mpi_program(const Plan& p, const Toolchain& tc, const Options& o) {
+  if (o.mpp == Mpp::Mpi) return {true, "--mpp=mpi"};
+  if (o.mpp == Mpp::None) return {false, "--mpp=none"};
+  if (tc.mpi) return {true, std::string(tc.name) + " is an MPI compiler wrapper"};
+  if (std::find(p.libraries.begin(), p.libraries.end(), "mpi") != p.libraries.end()) return {true, "the link has -lmpi"};
+  return {false, "no MPI compiler wrapper, no -lmpi"};
+}
+
+// CUDA: nvcc, a .cu input, the CUDA runtime or driver library, or nvcc's -cudart (also through a
+// compiler prof drives like GCC, e.g. Kokkos' nvcc_wrapper); --cuda and --nocuda override. An
+// automatic decision gives way where prof was built without the adapter (main says so).
+AdapterChoice cuda_program(const Plan& p, const Toolchain& tc, const Options& o) {
+  if (o.cuda == Cuda::On) return {true, "--cuda"};
+  if (o.cuda == Cuda::Off) return {false, "--nocuda"};
+  std::string why;
+  if (tc.cuda) why = "the compiler is " + std::string(tc.name);
+  for (const auto& in : p.inputs) {
+    if (!why.empty()) break;
+    const bool cu = in.path.size() > 3 && in.path.compare(in.path.size() - 3, 3, ".cu") == 0;
+    if (cu || in.kind == InputKind::CudaSource) why = in.path + " is CUDA source";
+  }
+  for (const char* lib : {"cudart", "cudart_static", "cuda"}) {
+    if (!why.empty()) break;
+    if (std::find(p.libraries.begin(), p.libraries.end(), lib) != p.libraries.end())
+      why = std::string("the link has -l") + lib;
+  }
+  if (why.empty() && !p.cudart.empty()) why = "the command has -cudart=" + p.cudart;
+  if (why.empty()) return {false, "no nvcc, .cu input, -lcudart or -lcuda"};
+  if (o.cuda_adapter_missing) return {false, why + ", but prof was built without the CUDA adapter"};
+  return {true, why};
+}
+
+// The adapters in the order the runtime initialises them.
 const AdapterEntry kAdapters[] = {
-    {"compiler", nullptr, compiler_instrumentation},
-    {"user", nullptr, always},
-    {"pthread", nullptr, always},
-    {"mpi", "prof_mpi", mpi_program},
+    {"compiler", nullptr, "--nocompiler", compiler_instrumentation},
+    {"user", nullptr, nullptr, always},
+    {"pthread", nullptr, nullptr, always},
+    {"mpi", "prof_mpi", "--mpp=none", mpi_program},
+    {"cuda", "prof_cuda", "--nocuda", cuda_program},
 };
 
 // -static links: every symbol libprof.a wraps, one list shared with the wrappers' sources.
@@ -186,8 +217,21 @@ const std::vector<std::string>& static_link_libraries() { return kStaticLinkDeps
 std::vector<const AdapterEntry*> linked_adapters(const Plan& plan, const Toolchain& tc, const Options& options) {
   std::vector<const AdapterEntry*> list;
   for (const auto& a : kAdapters)
-    if (a.needed(plan, tc, options)) list.push_back(&a);
+    if (a.choose(plan, tc, options).linked) list.push_back(&a);
   return list;
+}
+
+std::string adapter_decisions(const Plan& plan, const Toolchain& tc, const Options& options) {
+  std::string linked, left_out;
+  for (const auto& a : kAdapters) {
+    const AdapterChoice c = a.choose(plan, tc, options);
+    std::string& to = c.linked ? linked : left_out;
+    if (!to.empty()) to += ", ";
+    to += a.name;
+    if (!c.why.empty()) to += " (" + c.why + ")";
+  }
+  if (linked.empty()) linked = "none";
+  return left_out.empty() ? linked : linked + "; not linked: " + left_out;
 }
 
 std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters,

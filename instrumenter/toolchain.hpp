@@ -65,16 +65,28 @@ const std::vector<std::string>& static_wrapped_symbols();
 /// pkg-config --static when prof was configured, then the C++ runtime.
 const std::vector<std::string>& static_link_libraries();
 
+/// Whether a program is linked with one adapter, and why (prof-wrap --verbose says it).
+struct AdapterChoice {
+  bool linked = false;
+  std::string why;  ///< "mpicxx is an MPI compiler wrapper", "--nocuda"; "" for the adapters always linked
+};
+
 /// One adapter a program can be linked with: one row of kAdapters in toolchain.cpp.
 /// Its descriptor in the runtime is `prof_adapter_<name>`.
 struct AdapterEntry {
-  const char* name;     ///< "compiler", "user", "pthread"; later "mpi", "cuda"
-  const char* library;  ///< an extra library to link (e.g. "prof_mpi"), or nullptr: part of libprof
-  bool (*needed)(const Plan&, const Toolchain&, const Options&);
+  const char* name;        ///< "compiler", "user", "pthread", "mpi", "cuda"
+  const char* library;     ///< an extra library to link (e.g. "prof_mpi"), or nullptr: part of libprof
+  const char* off_option;  ///< the prof-wrap option that leaves it out ("--nocuda"), or nullptr
+  AdapterChoice (*choose)(const Plan&, const Toolchain&, const Options&);
 };
 
 /// The adapters a link step of `plan` needs, in table order.
 std::vector<const AdapterEntry*> linked_adapters(const Plan& plan, const Toolchain& tc, const Options& options);
+
+/// The adapters by name, for `plan`'s link step, each decision with its reason: for --verbose,
+/// e.g. "compiler, user, pthread, cuda (the compiler is nvcc); not linked: mpi (no MPI compiler
+/// wrapper, no -lmpi)".
+std::string adapter_decisions(const Plan& plan, const Toolchain& tc, const Options& options);
 
 /// The generated C source naming `adapters` in `prof_linked_adapters[]`.
 std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters,
