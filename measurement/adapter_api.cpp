@@ -39,6 +39,12 @@ void add_bytes(Location* loc, std::uint64_t sent, std::uint64_t received) {
   b.second += received;
 }
 
+Location* create_location(const char* name, bool gpu_stream, const char* group) {
+  return runtime::create_detached_location(name, gpu_stream ? LocationType::GpuStream : LocationType::CpuThread, group);
+}
+std::uint32_t location_index(const Location* loc) { return loc->index; }
+void ignore_threads_of(const char* prefix) { runtime::ignore_threads_of(prefix); }
+
 RegionId define_region(const regions::RegionDef& def) { return regions::define(def); }
 comms::CommId define_comm(const comms::CommDef& def) { return comms::define(def); }
 const config::Values& values() { return config::g_values; }
@@ -51,6 +57,7 @@ bool stop_requested() { return runtime::stop_requested(); }
 void finalize(int exit_status) { runtime::finalize(exit_status); }
 void error(const char* text) { log::error("%s", text); }
 void warning(const char* text) { log::warning("%s", text); }
+void info(int level, const char* text) { log::info(level, "%s", text); }
 void set_log_rank(std::uint32_t rank) { log::set_rank(rank); }
 
 }  // namespace prof::api

@@ -32,6 +32,16 @@ PROF_API void leave(Location* loc, RegionId region);
 /// A trace record with payload slots (see record.hpp); nothing when `loc` does not trace.
 PROF_API void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux,
                     const Payload* p, unsigned n);
+/// A location no thread owns (a GPU stream, an NVTX lane; see runtime::create_detached_location),
+/// written with event() under the adapter's own lock. `group`: an accelerator location group's
+/// name ("CUDA Context 1"), "" for the process's group. nullptr when measurement is not running.
+PROF_API Location* create_location(const char* name, bool gpu_stream, const char* group);
+/// A location's index in its process (its rank in the process's CUDA communicator).
+PROF_API std::uint32_t location_index(const Location* loc);
+/// Threads created by code in a shared object whose file name starts with `prefix` (e.g.
+/// "libcuda.so", "libcupti.so": the driver's and CUPTI's own threads) get no location of
+/// their own from the pthread adapter.
+PROF_API void ignore_threads_of(const char* prefix);
 /// Adds message bytes to the profile's call path `loc` is in now (the MPI call's own path).
 PROF_API void add_bytes(Location* loc, std::uint64_t sent, std::uint64_t received);
 PROF_API RegionId define_region(const regions::RegionDef& def);
@@ -55,6 +65,8 @@ PROF_API void finalize(int exit_status);
 /// "prof: error: <text>" / "prof: warning: <text>".
 PROF_API void error(const char* text);
 PROF_API void warning(const char* text);
+/// "prof: <text>" when PROF_VERBOSE >= level.
+PROF_API void info(int level, const char* text);
 /// Prefixes every later message of this process with "rank <r>: ".
 PROF_API void set_log_rank(std::uint32_t rank);
 

@@ -9,6 +9,7 @@
 #include "measurement/runtime.hpp"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -593,6 +594,32 @@ Location* create_detached_location(const std::string& name, LocationType type, c
   std::lock_guard<std::mutex> lock(s->mutex);
   s->locations.push_back(loc);
   return loc;
+}
+
+namespace {
+std::mutex g_ignored_mutex;
+std::vector<std::string>* g_ignored_prefixes;  // leaked: read at any time until exit
+}  // namespace
+
+void ignore_threads_of(const char* prefix) {
+  std::lock_guard<std::mutex> lock(g_ignored_mutex);
+  if (!g_ignored_prefixes) g_ignored_prefixes = new std::vector<std::string>;
+  g_ignored_prefixes->emplace_back(prefix);
+}
+
+bool creates_ignored_threads(const void* caller) {
+  {
+    std::lock_guard<std::mutex> lock(g_ignored_mutex);
+    if (!g_ignored_prefixes || g_ignored_prefixes->empty()) return false;
+  }
+  Dl_info info;
+  if (!caller || !::dladdr(caller, &info) || !info.dli_fname) return false;
+  const char* base = std::strrchr(info.dli_fname, '/');
+  base = base ? base + 1 : info.dli_fname;
+  std::lock_guard<std::mutex> lock(g_ignored_mutex);
+  for (const auto& p : *g_ignored_prefixes)
+    if (std::strncmp(base, p.c_str(), p.size()) == 0) return true;
+  return false;
 }
 
 void end_location(Location* loc) {

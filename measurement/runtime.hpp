@@ -30,6 +30,11 @@ Location* create_location();
 /// `group`: an accelerator location group's name, "" for the process's group. nullptr when
 /// measurement is not running.
 Location* create_detached_location(const std::string& name, LocationType type, const std::string& group);
+/// Threads created by code in shared objects whose file name starts with `prefix` get no
+/// location (api::ignore_threads_of). Any thread; keeps the string.
+void ignore_threads_of(const char* prefix);
+/// Whether code at `caller` belongs to such a shared object (pthread_create's wrapper asks).
+bool creates_ignored_threads(const void* caller);
 /// The calling thread ends: closes its open frames, writes ThreadEnd, hands its buffer on.
 void end_location(Location* loc);
 

@@ -1,11 +1,459 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The CUDA adapter (libprof_cuda.so): CUPTI callbacks for API calls, CUPTI activity records for
-// the GPU timeline, NVTX ranges. Skeleton: the adapter entry point prof-wrap links.
+// The CUDA adapter (libprof_cuda.so), linked by prof-wrap into CUDA programs.
+//  - CUPTI's callback API: runtime (and driver) API calls as regions on the calling thread.
+//    Callbacks, not symbol interposition: the CUDA runtime is usually linked statically.
+//  - CUPTI's activity API: kernels, memory copies and memsets on one location per GPU stream
+//    ("CUDA[<device>:<stream>]" in the accelerator group "CUDA Context <id>"), with GPU
+//    timestamps on prof's own clock (CUPTI's timestamp callback returns prof's timer). Copies
+//    are RMA transfers on the process's "CUDA window" between the stream and the host thread
+//    that issued them (found by correlation id), inside a region on the stream.
+//    Records arrive in buffers on CUPTI's own thread (periodic flush) or on the thread that
+//    flushes; one consumer converts them under a lock and writes them to the stream locations,
+//    sorted per stream. CUPTI's thread and the driver's get no location (api::ignore_threads_of).
+//  - NVTX: adapters/cuda/nvtx.cpp.
+// If CUPTI cannot start (no driver, another tool holds its subscriber), one line says why and the
+// program runs on with its CPU measurement.
+#include <cupti.h>
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
 #include "adapters/adapter.hpp"
+#include "adapters/cuda/nvtx.hpp"
 #include "measurement/adapter_api.hpp"
 
 namespace prof::cuda {
-int adapter_init() { return 0; }
+
+namespace {
+
+constexpr std::size_t kBufferBytes = 1u << 20;  // one CUPTI activity buffer
+constexpr std::size_t kAlign = 8;
+
+std::uint64_t g_enable = 0;
+bool g_subscribed = false;
+bool g_activity = false;
+CUpti_SubscriberHandle g_subscriber;
+
+// ---- API regions, one per (domain, callback id), defined at first use ----
+constexpr int kRuntimeIds = CUPTI_RUNTIME_TRACE_CBID_SIZE;
+constexpr int kDriverIds = CUPTI_DRIVER_TRACE_CBID_SIZE;
+std::atomic<RegionId> g_runtime_regions[kRuntimeIds];
+std::atomic<RegionId> g_driver_regions[kDriverIds];
+constexpr RegionId kNoRegion = 0xffffffffu;  // not recorded (location.hpp's value)
+constexpr RegionId kUnset = 0xfffffffeu;     // not asked yet
+
+// CUPTI's names carry a version suffix ("cudaLaunchKernel_v7000", "cudaMemcpy_ptds_v7000"):
+// the region is named by the API function.
+std::string api_name(const char* raw) {
+  std::string n = raw ? raw : "(unknown)";
+  for (const char* suffix : {"_ptds", "_ptsz", "_v"}) {
+    const auto at = n.find(suffix);
+    if (at != std::string::npos && at > 0) {
+      if (std::strcmp(suffix, "_v") == 0 && (at + 2 >= n.size() || n[at + 2] < '0' || n[at + 2] > '9')) continue;
+      n.erase(at);
+    }
+  }
+  return n;
+}
+
+bool is_sync(const std::string& name) { return name.find("Synchronize") != std::string::npos; }
+// Calls whose activity records need the issuing thread: copies (the RMA peer). One record per
+// call, which takes its entry out again.
+bool copies(const char* name) { return name && (std::strstr(name, "Memcpy") || std::strstr(name, "memcpy")); }
+
+RegionId api_region(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* raw) {
+  std::atomic<RegionId>* slot = nullptr;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < static_cast<CUpti_CallbackId>(kRuntimeIds)) slot = &g_runtime_regions[cbid];
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < static_cast<CUpti_CallbackId>(kDriverIds)) slot = &g_driver_regions[cbid];
+  if (!slot) return kNoRegion;
+  RegionId r = slot->load(std::memory_order_acquire);
+  if (r != kUnset) return r;
+  const std::string name = api_name(raw);
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  const bool wanted = runtime ? (g_enable & config::kCudaRuntime) || ((g_enable & config::kCudaSync) && is_sync(name))
+                              : (g_enable & config::kCudaDriver) != 0;
+  if (!wanted) {
+    r = kNoRegion;
+  } else {
+    regions::RegionDef d;
+    d.name = d.canonical = name;
+    d.file = runtime ? "CUDA runtime API" : "CUDA driver API";
+    d.paradigm = regions::Paradigm::Cuda;
+    d.role = regions::Role::Wrapper;
+    r = api::define_region(d);
+  }
+  slot->store(r, std::memory_order_release);
+  return r;
+}
+
+// correlation id → the index of the host location that issued the call (the RMA peer of a copy).
+std::mutex g_corr_mutex;
+std::unordered_map<std::uint32_t, std::uint32_t>* g_corr;
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+
+// ---- Activity records → stream locations ----
+enum class ItemKind : std::uint8_t { Kernel, Memcpy, Memset };
+struct Item {
+  ItemKind kind = ItemKind::Kernel;
+  std::uint32_t device = 0, context = 0, stream = 0;
+  std::uint64_t start = 0, end = 0;
+  std::uint64_t bytes = 0;
+  std::uint8_t copy_kind = 0;
+  std::uint32_t correlation = 0, runtime_correlation = 0;
+  std::string name;  // kernels: the mangled name
+};
+
+struct Stream {
+  Location* loc = nullptr;
+  std::uint64_t last = 0;  // the end of the last item written
+};
+
+std::mutex g_consumer;  // the consumer: everything below
+std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, Stream>* g_streams;
+std::unordered_map<std::string, RegionId>* g_kernel_regions;
+RegionId g_copy_regions[16];
+RegionId g_memset_region = kNoRegion;
+comms::CommId g_window = comms::kNoComm;  // the process's CUDA communicator = its RMA window
+std::uint64_t g_matching = 0;
+std::uint64_t g_items = 0, g_reordered = 0, g_dropped = 0, g_buffers_refused = 0;
+std::atomic<std::uint64_t> g_outstanding{0};  // bytes of buffers CUPTI holds
+
+RegionId define_gpu_region(const std::string& name, const std::string& canonical, regions::Role role) {
+  regions::RegionDef d;
+  d.name = name;
+  d.canonical = canonical;
+  d.file = role == regions::Role::Function ? "CUDA_KERNEL" : "";
+  d.paradigm = regions::Paradigm::Cuda;
+  d.role = role;
+  return api::define_region(d);
+}
+
+RegionId kernel_region(const std::string& mangled) {
+  auto it = g_kernel_regions->find(mangled);
+  if (it != g_kernel_regions->end()) return it->second;
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  const std::string name = status == 0 && demangled ? demangled : mangled;
+  std::free(demangled);
+  const RegionId r = define_gpu_region(name, mangled, regions::Role::Function);
+  g_kernel_regions->emplace(mangled, r);
+  return r;
+}
+
+const char* copy_name(std::uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "cudaMemcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "cudaMemcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "cudaMemcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "cudaMemcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "cudaMemcpy PtoP";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return "cudaMemcpy HtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return "cudaMemcpy AtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return "cudaMemcpy AtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return "cudaMemcpy AtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return "cudaMemcpy DtoA";
+    default: return "cudaMemcpy";
+  }
+}
+
+Stream& stream_of(const Item& it) {
+  Stream& s = (*g_streams)[{it.device, it.context, it.stream}];
+  if (!s.loc) {
+    const std::string name = "CUDA[" + std::to_string(it.device) + ":" + std::to_string(it.stream) + "]";
+    const std::string group = "CUDA Context " + std::to_string(it.context);
+    s.loc = api::create_location(name.c_str(), true, group.c_str());
+  }
+  return s;
+}
+
+// The host location that issued correlation `c` (its index: its rank in the CUDA window), 0
+// (the master thread) when unknown.
+std::uint32_t issuer(std::uint32_t c, std::uint32_t runtime_c) {
+  std::lock_guard<std::mutex> lock(g_corr_mutex);
+  std::uint32_t who = 0;
+  bool found = false;
+  for (std::uint32_t key : {runtime_c, c}) {
+    if (!key) continue;
+    auto it = g_corr->find(key);
+    if (it == g_corr->end()) continue;
+    if (!found) who = it->second;
+    found = true;
+    g_corr->erase(it);
+  }
+  return who;
+}
+
+void write_item(const Item& it) {
+  Stream& s = stream_of(it);
+  if (!s.loc) return;
+  if (it.start < s.last) ++g_reordered;  // the writer clamps it to the stream's last time
+  s.last = std::max(s.last, it.end);
+  ++g_items;
+  Location* loc = s.loc;
+  switch (it.kind) {
+    case ItemKind::Kernel: {
+      const RegionId r = kernel_region(it.name);
+      api::event(loc, it.start, RecordType::Enter, r, 0, nullptr, 0);
+      api::event(loc, it.end, RecordType::Leave, r, 0, nullptr, 0);
+      break;
+    }
+    case ItemKind::Memset: {
+      if (g_memset_region == kNoRegion) g_memset_region = define_gpu_region("cudaMemset", "cudaMemset", regions::Role::DataTransfer);
+      api::event(loc, it.start, RecordType::Enter, g_memset_region, 0, nullptr, 0);
+      api::event(loc, it.end, RecordType::Leave, g_memset_region, 0, nullptr, 0);
+      break;
+    }
+    case ItemKind::Memcpy: {
+      RegionId& r = g_copy_regions[it.copy_kind & 15];
+      if (r == kNoRegion) r = define_gpu_region(copy_name(it.copy_kind), copy_name(it.copy_kind), regions::Role::DataTransfer);
+      // Host to device and device to device: the stream gets data (RmaGet); device to host: it
+      // puts data (RmaPut). Copies within the host have no GPU side.
+      const bool get = it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD || it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD ||
+                       it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP || it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOA ||
+                       it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOD || it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOA ||
+                       it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOA;
+      const bool put = it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH || it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOH;
+      api::event(loc, it.start, RecordType::Enter, r, 0, nullptr, 0);
+      if ((get || put) && g_window == comms::kNoComm) {
+        comms::CommDef d;
+        d.kind = comms::Kind::Cuda;
+        d.name = "CUDA window";
+        g_window = api::define_comm(d);
+      }
+      const std::uint64_t id = ++g_matching;
+      if (get || put) {
+        const Payload p[2] = {{issuer(it.correlation, it.runtime_correlation), it.bytes}, {id, 0}};
+        api::event(loc, it.start, get ? RecordType::RmaGet : RecordType::RmaPut, g_window, 0, p, 2);
+        const Payload done{id, 0};
+        api::event(loc, it.end, RecordType::RmaOpCompleteBlocking, g_window, 0, &done, 1);
+      }
+      api::event(loc, it.end, RecordType::Leave, r, 0, nullptr, 0);
+      break;
+    }
+  }
+}
+
+void convert(const CUpti_Activity* rec, std::vector<Item>* out) {
+  switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+      Item it;
+      it.kind = ItemKind::Kernel;
+      it.device = k->deviceId;
+      it.context = k->contextId;
+      it.stream = k->streamId;
+      it.start = k->start;
+      it.end = k->end;
+      it.correlation = k->correlationId;
+      it.name = k->name ? k->name : "(unnamed kernel)";
+      out->push_back(std::move(it));
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+      Item it;
+      it.kind = ItemKind::Memcpy;
+      it.device = m->deviceId;
+      it.context = m->contextId;
+      it.stream = m->streamId;
+      it.start = m->start;
+      it.end = m->end;
+      it.bytes = m->bytes;
+      it.copy_kind = m->copyKind;
+      it.correlation = m->correlationId;
+      it.runtime_correlation = m->runtimeCorrelationId;
+      out->push_back(std::move(it));
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+      Item it;
+      it.kind = ItemKind::Memset;
+      it.device = m->deviceId;
+      it.context = m->contextId;
+      it.stream = m->streamId;
+      it.start = m->start;
+      it.end = m->end;
+      it.bytes = m->bytes;
+      it.correlation = m->correlationId;
+      out->push_back(std::move(it));
+      break;
+    }
+    default: break;
+  }
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;
+  *buffer = nullptr;
+  *size = 0;
+  // Bounded: beyond PROF_CUDA_BUFFER CUPTI gets no buffer and drops records (counted).
+  if (g_outstanding.fetch_add(kBufferBytes) + kBufferBytes > api::values().cuda_buffer) {
+    g_outstanding.fetch_sub(kBufferBytes);
+    std::lock_guard<std::mutex> lock(g_consumer);
+    ++g_buffers_refused;
+    return;
+  }
+  void* p = std::aligned_alloc(kAlign, kBufferBytes);
+  if (!p) {
+    g_outstanding.fetch_sub(kBufferBytes);
+    return;
+  }
+  *buffer = static_cast<uint8_t*>(p);
+  *size = kBufferBytes;
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+  std::vector<Item> batch;
+  CUpti_Activity* rec = nullptr;
+  while (buffer && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) convert(rec, &batch);
+  std::size_t dropped = 0;
+  cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped);
+  if (buffer) {
+    std::free(buffer);
+    g_outstanding.fetch_sub(kBufferBytes);
+  }
+  // Records of different kinds arrive out of time order: sorted per stream before they are
+  // appended. A stream's records come in its execution order across buffers (a record is
+  // delivered when its work completed, and a stream's work completes in order); g_reordered
+  // counts any that would not, and the writer clamps them.
+  std::stable_sort(batch.begin(), batch.end(), [](const Item& a, const Item& b) {
+    return std::tie(a.device, a.context, a.stream, a.start) < std::tie(b.device, b.context, b.stream, b.start);
+  });
+  std::lock_guard<std::mutex> lock(g_consumer);
+  g_dropped += dropped;
+  for (const Item& it : batch) write_item(it);
+}
+
+const char* result_string(CUptiResult r) {
+  const char* s = nullptr;
+  cuptiGetResultString(r, &s);
+  return s ? s : "unknown CUPTI error";
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    // The context's records must be out before it goes.
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && g_activity) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    return;
+  }
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  const RegionId region = api_region(domain, cbid, cb->functionName);
+  if (cb->callbackSite == CUPTI_API_ENTER) {
+    *cb->correlationData = 0;
+    Location* loc = api::acquire();
+    if (!loc) return;
+    if (g_activity && copies(cb->functionName)) {
+      std::lock_guard<std::mutex> lock(g_corr_mutex);
+      (*g_corr)[cb->correlationId] = api::location_index(loc);
+    }
+    if (region != kNoRegion) {
+      api::enter(loc, region);
+      *cb->correlationData = 1;  // its Leave is due at the exit
+    }
+    api::release(loc);
+  } else if (*cb->correlationData == 1) {
+    if (Location* loc = api::acquire()) {
+      api::leave(loc, region);
+      api::release(loc);
+    }
+  }
+}
+
+bool check(CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return true;
+  std::string text;
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+    text = std::string("CUDA: another tool already holds CUPTI's subscriber (Nsight Systems, PyTorch's profiler, ...); "
+                       "prof records no CUDA calls and no GPU activity, only the CPU side");
+  else
+    text = std::string("CUDA: ") + what + " failed (" + result_string(r) +
+           "; no GPU or no CUDA driver here?); prof records no CUDA calls and no GPU activity, only the CPU side";
+  api::warning(text.c_str());
+  return false;
+}
+
+}  // namespace
+
+int adapter_init() {
+  const config::Values& v = api::values();
+  g_enable = v.cuda_enable;
+  if (!g_enable) return 0;
+  for (auto& r : g_runtime_regions) r.store(kUnset, std::memory_order_relaxed);
+  for (auto& r : g_driver_regions) r.store(kUnset, std::memory_order_relaxed);
+  for (auto& r : g_copy_regions) r = kNoRegion;
+  g_corr = new std::unordered_map<std::uint32_t, std::uint32_t>;
+  g_streams = new std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, Stream>;
+  g_kernel_regions = new std::unordered_map<std::string, RegionId>;
+  // The driver's and CUPTI's own threads are not the program's.
+  api::ignore_threads_of("libcuda.so");
+  api::ignore_threads_of("libcupti.so");
+  if (g_enable & config::kCudaNvtx) nvtx::init();
+  const std::uint64_t api_bits = config::kCudaRuntime | config::kCudaDriver | config::kCudaSync;
+  const std::uint64_t gpu_bits = config::kCudaKernel | config::kCudaMemcpy | config::kCudaMemset;
+  if (!(g_enable & (api_bits | gpu_bits))) return 0;
+  if (!check(cuptiSubscribe(&g_subscriber, &on_callback, nullptr), "cuptiSubscribe")) return 0;
+  g_subscribed = true;
+  if (g_enable & (config::kCudaRuntime | config::kCudaSync)) cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  if (g_enable & config::kCudaDriver) cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+  // The GPU timeline is a trace of its own; the profile's GPU columns come later.
+  if (!(g_enable & gpu_bits) || !v.enable_tracing) return 0;
+  // Without the driver's launch callbacks no correlation reaches the host: keep the runtime's
+  // callbacks on (their regions follow PROF_CUDA_ENABLE).
+  cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  // GPU times on prof's clock.
+  if (cuptiActivityRegisterTimestampCallback([]() -> uint64_t { return api::now(); }) != CUPTI_SUCCESS)
+    api::warning("CUDA: CUPTI cannot take prof's clock (cuptiActivityRegisterTimestampCallback); GPU times are CUPTI's own");
+  if (!check(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed), "cuptiActivityRegisterCallbacks")) return 0;
+  bool ok = true;
+  if (g_enable & config::kCudaKernel) ok = ok && check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enabling kernel records");
+  if (g_enable & config::kCudaMemcpy) ok = ok && check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enabling copy records");
+  if (g_enable & config::kCudaMemset) ok = ok && check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enabling memset records");
+  if (!ok) return 0;
+  cuptiActivityFlushPeriod(100);  // ms: CUPTI's thread hands over full and old buffers
+  g_activity = true;
+  return 0;
+}
+
+void adapter_finalize() {
+  if (g_activity) {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    g_activity = false;
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+    std::lock_guard<std::mutex> lock(g_consumer);
+    if (g_dropped || g_buffers_refused) {
+      const std::string text = "CUDA: CUPTI dropped " + std::to_string(g_dropped) + " GPU activity records (" +
+                               std::to_string(g_buffers_refused) +
+                               " buffers refused at the PROF_CUDA_BUFFER limit); raise PROF_CUDA_BUFFER";
+      api::warning(text.c_str());
+    }
+    const std::string info = "CUDA: " + std::to_string(g_items) + " GPU activities on " + std::to_string(g_streams->size()) +
+                             " streams, " + std::to_string(g_reordered) + " out of order";
+    api::info(1, info.c_str());
+  }
+  if (g_subscribed) {
+    cuptiUnsubscribe(g_subscriber);
+    g_subscribed = false;
+  }
+}
+
 }  // namespace prof::cuda
 
-extern "C" PROF_API const prof_adapter prof_adapter_cuda = {"cuda", &prof::cuda::adapter_init, nullptr, nullptr, nullptr};
+extern "C" PROF_API const prof_adapter prof_adapter_cuda = {"cuda", &prof::cuda::adapter_init, nullptr, nullptr,
+                                                            &prof::cuda::adapter_finalize};
