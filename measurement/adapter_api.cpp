@@ -43,6 +43,58 @@ Location* create_location(const char* name, bool gpu_stream, const char* group) 
   return runtime::create_detached_location(name, gpu_stream ? LocationType::GpuStream : LocationType::CpuThread, group);
 }
 std::uint32_t location_index(const Location* loc) { return loc->index; }
+
+const void* call_path(const Location* loc) { return loc && loc->profiling ? loc->current_node : nullptr; }
+
+namespace {
+// The child of `parent` for `region` in a detached location's tree, made when missing; nullptr
+// when the pool has no memory left.
+ProfileNode* gpu_child(Location* loc, ProfileNode* parent, RegionId region) {
+  for (ProfileNode* c = parent->first_child; c; c = c->next_sibling)
+    if (c->region == region) return c;
+  NodeArena& a = loc->arena;
+  if (static_cast<std::size_t>(a.end - a.pos) < sizeof(ProfileNode) && !runtime::profile_chunk(loc)) return nullptr;
+  auto* n = reinterpret_cast<ProfileNode*>(a.pos);
+  a.pos += sizeof(ProfileNode);
+  ++a.nodes;
+  *n = ProfileNode{region, 0, parent, nullptr, parent->first_child, 0, 0, ~std::uint64_t{0}, 0};
+  parent->first_child = n;
+  return n;
+}
+}  // namespace
+
+void gpu_activity(Location* stream, const void* path, RegionId region, Timestamp start, Timestamp end, std::uint64_t bytes) {
+  if (!stream || !stream->profiling || !g_recording) return;
+  // The host path's regions, root excluded, outermost first.
+  RegionId regions_on_path[256];
+  std::size_t depth = 0;
+  for (auto* n = static_cast<const ProfileNode*>(path); n && n->parent && depth < 255; n = n->parent) regions_on_path[depth++] = n->region;
+  ProfileNode* node = &stream->root_node;
+  const std::uint64_t d = end > start ? end - start : 0;
+  for (std::size_t i = depth; i-- > 0;) {
+    ProfileNode* c = gpu_child(stream, node, regions_on_path[i]);
+    if (!c) {
+      ++stream->profile_folded;
+      return;
+    }
+    node = c;
+  }
+  ProfileNode* leaf = gpu_child(stream, node, region);
+  if (!leaf) {
+    ++stream->profile_folded;
+    return;
+  }
+  ++leaf->visits;
+  leaf->incl_ticks += d;
+  if (d < leaf->min_ticks) leaf->min_ticks = d;
+  if (d > leaf->max_ticks) leaf->max_ticks = d;
+  // The path's nodes on this column: no visits, the time of what ran below them.
+  for (ProfileNode* up = leaf->parent; up && up != &stream->root_node; up = up->parent) up->incl_ticks += d;
+  if (bytes) {
+    if (!stream->gpu_bytes) stream->gpu_bytes = new std::unordered_map<const ProfileNode*, std::uint64_t>;
+    (*stream->gpu_bytes)[leaf] += bytes;
+  }
+}
 void ignore_threads_of(const char* prefix) { runtime::ignore_threads_of(prefix); }
 
 RegionId define_region(const regions::RegionDef& def) { return regions::define(def); }

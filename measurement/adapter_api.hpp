@@ -36,6 +36,17 @@ PROF_API void event(Location* loc, Timestamp t, RecordType type, std::uint32_t r
 /// written with event() under the adapter's own lock. `group`: an accelerator location group's
 /// name ("CUDA Context 1"), "" for the process's group. nullptr when measurement is not running.
 PROF_API Location* create_location(const char* name, bool gpu_stream, const char* group);
+/// The call path `loc` (the calling thread's, from acquire()) is in now: a token for
+/// gpu_activity, valid until the end of the run (profile nodes are never freed). nullptr when
+/// the location keeps no profile.
+PROF_API const void* call_path(const Location* loc);
+/// The profile of a GPU stream: one activity (kernel, copy, memset) of `region` from `start` to
+/// `end`, under the call path `path` of the host call that launched it (from call_path(); nullptr:
+/// under the root). The stream's column gets the visit and the time at `path` + region; the
+/// path's own nodes there keep visits 0 and the sum of their children's time, so Cube's
+/// inclusive rule holds. `bytes`: copied or set bytes (metric bytes_copied). The adapter's lock.
+PROF_API void gpu_activity(Location* stream, const void* path, RegionId region, Timestamp start, Timestamp end,
+                           std::uint64_t bytes);
 /// A location's index in its process (its rank in the process's CUDA communicator).
 PROF_API std::uint32_t location_index(const Location* loc);
 /// Threads created by code in a shared object whose file name starts with `prefix` (e.g.

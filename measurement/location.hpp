@@ -87,6 +87,8 @@ struct Location {
   ProfileFull full;                        ///< "PROFILE MEMORY FULL" call paths, when the pool is empty
   /// Bytes sent and received per call path (MPI), created on the first message; owner thread.
   std::unordered_map<const ProfileNode*, std::pair<std::uint64_t, std::uint64_t>>* bytes = nullptr;
+  /// GPU streams: bytes moved by memory copies and memsets per call path; adapter's lock.
+  std::unordered_map<const ProfileNode*, std::uint64_t>* gpu_bytes = nullptr;
 
   // Identity.
   std::uint32_t index = 0;        ///< creation order in the process; 0 = first (normally main)

@@ -588,7 +588,8 @@ Location* create_detached_location(const std::string& name, LocationType type, c
   loc->group = group;
   loc->detached = true;
   loc->tracing = config::g_values.enable_tracing;
-  loc->profiling = false;
+  // GPU streams get profile columns (api::gpu_activity); NVTX lanes are trace-only.
+  loc->profiling = type == LocationType::GpuStream && config::g_values.enable_profiling;
   loc->root_node = ProfileNode{s->root_region, 0, nullptr, nullptr, nullptr, 0, 0, ~std::uint64_t{0}, 0};
   loc->current_node = &loc->root_node;
   std::lock_guard<std::mutex> lock(s->mutex);
@@ -907,20 +908,18 @@ void finalize(int exit_status) {
   }
   if (v.enable_profiling || v.summary) {
     cube4::Profile profile;
+    if (s->mpp) {
+      profile.process = std::string(s->mpp->paradigm()) + " Rank " + std::to_string(s->rank);
+      profile.rank = s->rank;
+    }
     std::string err;
     bool built = build_profile(locs, last, &profile, &err);
     if (!built) log::error("%s; no profile written", err.c_str());
     std::string profile_name = v.profiling_base_name;
     if (s->mpp && !together) {
-      profile.process = std::string(s->mpp->paradigm()) + " Rank " + std::to_string(s->rank);
-      profile.rank = s->rank;
       profile_name += ".rank" + std::to_string(s->rank);
     } else if (s->mpp) {
       // One profile for the job: every rank takes part, also one without a profile of its own.
-      if (built) {
-        profile.process = std::string(s->mpp->paradigm()) + " Rank " + std::to_string(s->rank);
-        profile.rank = s->rank;
-      }
       if (!built) profile = cube4::Profile{};
       std::string merge_err;
       const double merge_start = wall_ms();

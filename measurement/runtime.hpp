@@ -26,7 +26,8 @@ void finalize(int exit_status = 0);
 /// Creates the calling thread's location (after init). nullptr when no memory or measurement off.
 Location* create_location();
 /// Creates a location no thread owns (a GPU stream, an NVTX lane), written by an adapter under
-/// its own lock with explicit timestamps; traced when tracing is on, never profiled (yet).
+/// its own lock with explicit timestamps; traced when tracing is on; GPU streams are profiled
+/// through api::gpu_activity.
 /// `group`: an accelerator location group's name, "" for the process's group. nullptr when
 /// measurement is not running.
 Location* create_detached_location(const std::string& name, LocationType type, const std::string& group);

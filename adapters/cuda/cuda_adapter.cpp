@@ -67,9 +67,12 @@ std::string api_name(const char* raw) {
 }
 
 bool is_sync(const std::string& name) { return name.find("Synchronize") != std::string::npos; }
-// Calls whose activity records need the issuing thread: copies (the RMA peer). One record per
-// call, which takes its entry out again.
-bool copies(const char* name) { return name && (std::strstr(name, "Memcpy") || std::strstr(name, "memcpy")); }
+// Calls that make GPU activities (kernels, copies, memsets): their records need the issuing
+// thread (a copy's RMA peer) and its call path (the profile's).
+bool makes_activity(const char* name) {
+  return name && (std::strstr(name, "Launch") || std::strstr(name, "Memcpy") || std::strstr(name, "Memset") ||
+                  std::strstr(name, "memcpy") || std::strstr(name, "memset"));
+}
 
 RegionId api_region(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* raw) {
   std::atomic<RegionId>* slot = nullptr;
@@ -96,9 +99,19 @@ RegionId api_region(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const ch
   return r;
 }
 
-// correlation id → the index of the host location that issued the call (the RMA peer of a copy).
+// correlation id → the host call that launched GPU work: its thread (the index of its location,
+// the RMA peer of a copy) and its call path (where the profile puts the GPU time). A graph
+// launch's kernels share its id, so entries are not taken out when used but dropped once they
+// are far behind the newest id the consumer has seen (ids grow; a launch's records arrive
+// within a flush period or two).
+struct Issuer {
+  std::uint32_t thread = 0;
+  const void* path = nullptr;
+};
+constexpr std::uint32_t kCorrelationWindow = 1u << 18;
 std::mutex g_corr_mutex;
-std::unordered_map<std::uint32_t, std::uint32_t>* g_corr;
+std::unordered_map<std::uint32_t, Issuer>* g_corr;
+std::uint32_t g_corr_newest = 0, g_corr_pruned_below = 0;
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 
@@ -177,21 +190,26 @@ Stream& stream_of(const Item& it) {
   return s;
 }
 
-// The host location that issued correlation `c` (its index: its rank in the CUDA window), 0
-// (the master thread) when unknown.
-std::uint32_t issuer(std::uint32_t c, std::uint32_t runtime_c) {
+// The host call behind correlation `c` (or the runtime's `runtime_c`); thread 0 (the master
+// thread) and no path when unknown.
+Issuer issuer(std::uint32_t c, std::uint32_t runtime_c) {
   std::lock_guard<std::mutex> lock(g_corr_mutex);
-  std::uint32_t who = 0;
-  bool found = false;
   for (std::uint32_t key : {runtime_c, c}) {
     if (!key) continue;
+    if (key > g_corr_newest) g_corr_newest = key;
     auto it = g_corr->find(key);
-    if (it == g_corr->end()) continue;
-    if (!found) who = it->second;
-    found = true;
-    g_corr->erase(it);
+    if (it != g_corr->end()) return it->second;
   }
-  return who;
+  return Issuer{};
+}
+
+// Drops the entries far behind the newest id seen (consumer, after each buffer).
+void prune_correlations() {
+  std::lock_guard<std::mutex> lock(g_corr_mutex);
+  if (g_corr_newest < kCorrelationWindow || g_corr_newest - kCorrelationWindow < g_corr_pruned_below + kCorrelationWindow / 4) return;
+  g_corr_pruned_below = g_corr_newest - kCorrelationWindow;
+  for (auto it = g_corr->begin(); it != g_corr->end();)
+    it = it->first < g_corr_pruned_below ? g_corr->erase(it) : std::next(it);
 }
 
 void write_item(const Item& it) {
@@ -201,17 +219,20 @@ void write_item(const Item& it) {
   s.last = std::max(s.last, it.end);
   ++g_items;
   Location* loc = s.loc;
+  const Issuer from = issuer(it.correlation, it.runtime_correlation);
   switch (it.kind) {
     case ItemKind::Kernel: {
       const RegionId r = kernel_region(it.name);
       api::event(loc, it.start, RecordType::Enter, r, 0, nullptr, 0);
       api::event(loc, it.end, RecordType::Leave, r, 0, nullptr, 0);
+      api::gpu_activity(loc, from.path, r, it.start, it.end, 0);
       break;
     }
     case ItemKind::Memset: {
       if (g_memset_region == kNoRegion) g_memset_region = define_gpu_region("cudaMemset", "cudaMemset", regions::Role::DataTransfer);
       api::event(loc, it.start, RecordType::Enter, g_memset_region, 0, nullptr, 0);
       api::event(loc, it.end, RecordType::Leave, g_memset_region, 0, nullptr, 0);
+      api::gpu_activity(loc, from.path, g_memset_region, it.start, it.end, it.bytes);
       break;
     }
     case ItemKind::Memcpy: {
@@ -233,12 +254,13 @@ void write_item(const Item& it) {
       }
       const std::uint64_t id = ++g_matching;
       if (get || put) {
-        const Payload p[2] = {{issuer(it.correlation, it.runtime_correlation), it.bytes}, {id, 0}};
+        const Payload p[2] = {{from.thread, it.bytes}, {id, 0}};
         api::event(loc, it.start, get ? RecordType::RmaGet : RecordType::RmaPut, g_window, 0, p, 2);
         const Payload done{id, 0};
         api::event(loc, it.end, RecordType::RmaOpCompleteBlocking, g_window, 0, &done, 1);
       }
       api::event(loc, it.end, RecordType::Leave, r, 0, nullptr, 0);
+      api::gpu_activity(loc, from.path, r, it.start, it.end, it.bytes);
       break;
     }
   }
@@ -335,6 +357,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   std::lock_guard<std::mutex> lock(g_consumer);
   g_dropped += dropped;
   for (const Item& it : batch) write_item(it);
+  prune_correlations();
 }
 
 const char* result_string(CUptiResult r) {
@@ -356,13 +379,14 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     *cb->correlationData = 0;
     Location* loc = api::acquire();
     if (!loc) return;
-    if (g_activity && copies(cb->functionName)) {
-      std::lock_guard<std::mutex> lock(g_corr_mutex);
-      (*g_corr)[cb->correlationId] = api::location_index(loc);
-    }
     if (region != kNoRegion) {
       api::enter(loc, region);
       *cb->correlationData = 1;  // its Leave is due at the exit
+    }
+    if (g_activity && makes_activity(cb->functionName)) {
+      const Issuer who{api::location_index(loc), api::call_path(loc)};  // inside the call's own region
+      std::lock_guard<std::mutex> lock(g_corr_mutex);
+      (*g_corr)[cb->correlationId] = who;
     }
     api::release(loc);
   } else if (*cb->correlationData == 1) {
@@ -395,7 +419,7 @@ int adapter_init() {
   for (auto& r : g_runtime_regions) r.store(kUnset, std::memory_order_relaxed);
   for (auto& r : g_driver_regions) r.store(kUnset, std::memory_order_relaxed);
   for (auto& r : g_copy_regions) r = kNoRegion;
-  g_corr = new std::unordered_map<std::uint32_t, std::uint32_t>;
+  g_corr = new std::unordered_map<std::uint32_t, Issuer>;
   g_streams = new std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, Stream>;
   g_kernel_regions = new std::unordered_map<std::string, RegionId>;
   // The driver's and CUPTI's own threads are not the program's.
@@ -409,8 +433,8 @@ int adapter_init() {
   g_subscribed = true;
   if (g_enable & (config::kCudaRuntime | config::kCudaSync)) cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
   if (g_enable & config::kCudaDriver) cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
-  // The GPU timeline is a trace of its own; the profile's GPU columns come later.
-  if (!(g_enable & gpu_bits) || !v.enable_tracing) return 0;
+  // The GPU timeline: the trace's stream locations and the profile's stream columns.
+  if (!(g_enable & gpu_bits) || !(v.enable_tracing || v.enable_profiling)) return 0;
   // Without the driver's launch callbacks no correlation reaches the host: keep the runtime's
   // callbacks on (their regions follow PROF_CUDA_ENABLE).
   cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);

@@ -187,7 +187,11 @@ std::vector<std::vector<std::size_t>> children_of(const Profile& p) {
 std::string build_anchor(const Profile& p, const std::vector<std::vector<std::size_t>>& ch) {
   Xml x;
   x.out.reserve(4096 + p.regions.size() * 256 + p.cnodes.size() * 48);
-  x.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\n<cube version=\"4.4\">\n");
+  // CubeW writes 4.7 when the system tree has accelerator types (CUBE4-FORMAT.md).
+  bool accelerator = false;
+  for (const auto& g : p.groups) accelerator = accelerator || g.type == "accelerator";
+  for (const auto& t : p.location_types) accelerator = accelerator || t != "thread";
+  x.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\n<cube version=\"").raw(accelerator ? "4.7" : "4.4").raw("\">\n");
   x.attr("CubePL Version", "1.1");
   x.attr("Cube Version", "4.8.2");
   x.attr("Cube anchor.xml syntax version", "4.4");
@@ -253,7 +257,11 @@ std::string build_anchor(const Profile& p, const std::vector<std::vector<std::si
   std::vector<Profile::Group> groups = p.groups;
   std::vector<std::uint32_t> group_of = p.location_group;
   if (groups.empty()) {
-    groups.push_back({p.process.empty() ? std::string("Process") : p.process, p.rank, p.node});
+    Profile::Group g;
+    g.name = p.process.empty() ? std::string("Process") : p.process;
+    g.rank = p.rank;
+    g.node = p.node;
+    groups.push_back(std::move(g));
     group_of.assign(p.locations.size(), 0);
   }
   std::vector<std::string> nodes;
@@ -271,14 +279,16 @@ std::string build_anchor(const Profile& p, const std::vector<std::vector<std::si
       x.raw("<locationgroup Id=\"").num(static_cast<long long>(g)).raw("\">\n");
       x.element("name", groups[g].name.empty() ? std::string("Process") : groups[g].name);
       x.element("rank", std::to_string(groups[g].rank));
-      x.element("type", "process");
+      x.element("type", groups[g].type.empty() ? std::string("process") : groups[g].type);
+      if (groups[g].creator >= 0 && static_cast<std::size_t>(groups[g].creator) < groups.size())
+        x.attr("Creating location group", groups[static_cast<std::size_t>(groups[g].creator)].name);
       std::size_t thread = 0;
       for (std::size_t l = 0; l < p.locations.size(); ++l) {
         if (group_of[l] != g) continue;
         x.raw("<location Id=\"").num(static_cast<long long>(l)).raw("\">\n");
         x.element("name", p.locations[l]);
         x.element("rank", std::to_string(thread++));
-        x.element("type", "thread");
+        x.element("type", l < p.location_types.size() ? p.location_types[l] : std::string("thread"));
         x.raw("</location>\n");
       }
       x.raw("</locationgroup>\n");

@@ -48,12 +48,17 @@ struct Profile {
   /// gives each location's group, and the locations of a group are consecutive, groups in order.
   /// Empty: one process (process, rank, node above).
   struct Group {
-    std::string name;  // "MPI Rank 3"
+    std::string name;  // "MPI Rank 3", "CUDA Context 1"
     std::int64_t rank = 0;
     std::string node;
+    std::string type = "process";  // or "accelerator" (a GPU context)
+    std::int64_t creator = -1;     // accelerator groups: the index of the process group that created it
   };
   std::vector<Group> groups;
   std::vector<std::uint32_t> location_group;
+  /// Per location: "thread" or "accelerator stream"; empty = all threads. Accelerator streams
+  /// need explicit groups (their accelerator group), after the threads of their process.
+  std::vector<std::string> location_types;
   // Values per (cnode, location), index cnode * locations.size() + location. All EXCLUSIVE of children
   // except `time_incl`, which is inclusive (the writer converts to whatever each metric's kind needs).
   std::vector<std::uint64_t> visits;

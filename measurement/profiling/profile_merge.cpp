@@ -16,7 +16,11 @@ namespace {
 // One process: its group made explicit, so that merging only ever appends groups.
 void make_groups(cube4::Profile& p) {
   if (!p.groups.empty()) return;
-  p.groups.push_back({p.process, p.rank, p.node});
+  cube4::Profile::Group g;
+  g.name = p.process;
+  g.rank = p.rank;
+  g.node = p.node;
+  p.groups.push_back(std::move(g));
   p.location_group.assign(p.locations.size(), 0);
 }
 
@@ -51,11 +55,14 @@ std::vector<char> encode(const cube4::Profile& in) {
     o.str(g.name);
     o.i64(g.rank);
     o.str(g.node);
+    o.str(g.type);
+    o.i64(g.creator);
   }
   o.u64(p.locations.size());
   for (std::size_t l = 0; l < p.locations.size(); ++l) {
     o.str(p.locations[l]);
     o.u32(p.location_group[l]);
+    o.str(l < p.location_types.size() ? p.location_types[l] : std::string("thread"));
   }
   // Cells: visits, time, min, max; then the extra metrics by name.
   for (std::size_t i = 0; i < p.visits.size(); ++i) {
@@ -104,12 +111,15 @@ bool decode(const std::vector<char>& data, cube4::Profile* out) {
     g.name = in.str();
     g.rank = in.i64();
     g.node = in.str();
+    g.type = in.str();
+    g.creator = in.i64();
     p.groups.push_back(std::move(g));
   }
-  const std::uint64_t nl = in.count(12);
+  const std::uint64_t nl = in.count(20);
   for (std::uint64_t i = 0; i < nl && in.ok(); ++i) {
     p.locations.push_back(in.str());
     p.location_group.push_back(in.u32());
+    p.location_types.push_back(in.str());
   }
   const std::uint64_t cells = nc * nl;
   if (!in.ok() || (nl && cells / nl != nc)) return false;
@@ -137,6 +147,8 @@ bool decode(const std::vector<char>& data, cube4::Profile* out) {
   }
   for (std::uint32_t g : p.location_group)
     if (g >= p.groups.size()) return false;
+  for (const auto& g : p.groups)
+    if (g.creator >= static_cast<std::int64_t>(p.groups.size())) return false;
   *out = std::move(p);
   return true;
 }
@@ -212,10 +224,15 @@ void merge(cube4::Profile& into, const cube4::Profile& in) {
   }
   // Locations and their groups.
   const auto group_base = static_cast<std::uint32_t>(into.groups.size());
-  for (const auto& g : other.groups) into.groups.push_back(g);
+  for (auto g : other.groups) {
+    if (g.creator >= 0) g.creator += group_base;
+    into.groups.push_back(std::move(g));
+  }
+  into.location_types.resize(la, "thread");
   for (std::size_t j = 0; j < lb; ++j) {
     into.locations.push_back(other.locations[j]);
     into.location_group.push_back(group_base + other.location_group[j]);
+    into.location_types.push_back(j < other.location_types.size() ? other.location_types[j] : "thread");
   }
 }
 
@@ -251,16 +268,21 @@ void order_by_node(cube4::Profile& p) {
   permute(p.min_time);
   permute(p.max_time);
   for (auto& m : p.extra_metrics) permute(m.values);
-  std::vector<std::string> locations;
+  std::vector<std::string> locations, types;
   std::vector<std::uint32_t> location_group;
   for (std::size_t old : loc_order) {
     locations.push_back(p.locations[old]);
     location_group.push_back(new_group[p.location_group[old]]);
+    types.push_back(old < p.location_types.size() ? p.location_types[old] : "thread");
   }
   std::vector<cube4::Profile::Group> groups;
-  for (std::uint32_t g : group_order) groups.push_back(p.groups[g]);
+  for (std::uint32_t g : group_order) {
+    groups.push_back(p.groups[g]);
+    if (groups.back().creator >= 0) groups.back().creator = new_group[static_cast<std::size_t>(groups.back().creator)];
+  }
   p.locations = std::move(locations);
   p.location_group = std::move(location_group);
+  p.location_types = std::move(types);
   p.groups = std::move(groups);
 }
 

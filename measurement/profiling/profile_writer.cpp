@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -90,9 +91,16 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
   p.node = host;
+  // Columns: the threads, then the GPU streams by their accelerator group (the document order of
+  // the system tree, which lists a process's groups one after the other).
   std::vector<const Location*> locs;
   for (const Location* l : locations)
-    if (l->profiling) locs.push_back(l);
+    if (l->profiling && l->type == LocationType::CpuThread) locs.push_back(l);
+  std::vector<const Location*> streams;
+  for (const Location* l : locations)
+    if (l->profiling && l->type == LocationType::GpuStream) streams.push_back(l);
+  std::stable_sort(streams.begin(), streams.end(), [](const Location* a, const Location* b) { return a->group < b->group; });
+  locs.insert(locs.end(), streams.begin(), streams.end());
   if (locs.empty()) {
     *error = "no thread recorded a profile";
     return false;
@@ -101,6 +109,32 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
   // Every location's root is the same program-root region, so all trees share cnode 0.
   for (const Location* l : locs) m.add_tree(&l->root_node);
   for (const Location* l : locs) p.locations.push_back(l->name);
+  if (!streams.empty()) {
+    // Explicit groups: the process, then one accelerator group per GPU context.
+    cube4::Profile::Group process;
+    process.name = p.process;
+    process.rank = p.rank;
+    process.node = p.node;
+    p.groups.push_back(process);
+    for (const Location* l : locs) {
+      std::uint32_t g = 0;
+      if (l->type == LocationType::GpuStream) {
+        g = static_cast<std::uint32_t>(p.groups.size() - 1);
+        if (p.groups.back().type != "accelerator" || p.groups.back().name != l->group) {
+          cube4::Profile::Group accel;
+          accel.name = l->group;
+          accel.rank = p.rank;
+          accel.node = p.node;
+          accel.type = "accelerator";
+          accel.creator = 0;
+          p.groups.push_back(accel);
+          g = static_cast<std::uint32_t>(p.groups.size() - 1);
+        }
+      }
+      p.location_group.push_back(g);
+      p.location_types.push_back(l->type == LocationType::GpuStream ? "accelerator stream" : "thread");
+    }
+  }
 
   const std::size_t n = p.cnodes.size(), nl = locs.size();
   p.visits.assign(n * nl, 0);
@@ -157,6 +191,22 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
     }
     p.extra_metrics.push_back(std::move(sent));
     p.extra_metrics.push_back(std::move(received));
+  }
+  // GPU copies and memsets (CUDA), on the stream columns.
+  bool any_copied = false;
+  for (const Location* l : locs) any_copied = any_copied || (l->gpu_bytes && !l->gpu_bytes->empty());
+  if (any_copied) {
+    cube4::ExtraMetric copied{"bytes_copied", "Bytes copied", "bytes", "",
+                              "Bytes moved by GPU memory copies and set by memsets (CUDA), on the GPU streams", {}};
+    copied.values.assign(n * nl, 0);
+    for (std::size_t li = 0; li < nl; ++li) {
+      if (!locs[li]->gpu_bytes) continue;
+      for (const auto& [node, b] : *locs[li]->gpu_bytes) {
+        auto it = m.of.find(node);
+        if (it != m.of.end()) copied.values[static_cast<std::size_t>(it->second) * nl + li] += b;
+      }
+    }
+    p.extra_metrics.push_back(std::move(copied));
   }
   return true;
 }
