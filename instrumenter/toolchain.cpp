@@ -63,6 +63,13 @@ AdapterChoice mpi_program(const Plan& p, const Toolchain& tc, const Options& o) 
   if (o.mpp == Mpp::Mpi) return {true, "--mpp=mpi"};
   if (o.mpp == Mpp::None) return {false, "--mpp=none"};
   if (tc.mpi) return {true, std::string(tc.name) + " is an MPI compiler wrapper"};
+  if (tc.dialect == Dialect::Nvcc) {
+    // nvcc -ccbin mpicxx: the host compiler is an MPI compiler wrapper.
+    std::string host = host_compiler(p, tc);
+    host = host.substr(host.rfind('/') == std::string::npos ? 0 : host.rfind('/') + 1);
+    const Toolchain* h = find_toolchain(host);
+    if (h && h->mpi) return {true, "nvcc's host compiler " + host + " is an MPI compiler wrapper"};
+  }
   if (std::find(p.libraries.begin(), p.libraries.end(), "mpi") != p.libraries.end()) return {true, "the link has -lmpi"};
   return {false, "no MPI compiler wrapper, no -lmpi"};
 }

@@ -53,9 +53,11 @@ constexpr RegionId kNoRegion = 0xffffffffu;  // not recorded (location.hpp's val
 constexpr RegionId kUnset = 0xfffffffeu;     // not asked yet
 
 // CUPTI's names carry a version suffix ("cudaLaunchKernel_v7000", "cudaMemcpy_ptds_v7000"):
-// the region is named by the API function.
+// the region is named by the API function. A <<<>>> launch calls the runtime's internal
+// __cudaLaunchKernel: named cudaLaunchKernel, as the user wrote it.
 std::string api_name(const char* raw) {
   std::string n = raw ? raw : "(unknown)";
+  if (n.rfind("__cudaLaunchKernel", 0) == 0) n.erase(0, 2);
   for (const char* suffix : {"_ptds", "_ptsz", "_v"}) {
     const auto at = n.find(suffix);
     if (at != std::string::npos && at > 0) {
@@ -67,6 +69,10 @@ std::string api_name(const char* raw) {
 }
 
 bool is_sync(const std::string& name) { return name.find("Synchronize") != std::string::npos; }
+// The runtime's internals around a <<<>>> launch (__cudaPushCallConfiguration,
+// __cudaPopCallConfiguration, __cudaGetKernel): three more regions per launch that the user
+// never called.
+bool internal(const char* raw) { return raw && std::strncmp(raw, "__cuda", 6) == 0 && std::strncmp(raw, "__cudaLaunchKernel", 18) != 0; }
 // Calls that make GPU activities (kernels, copies, memsets): their records need the issuing
 // thread (a copy's RMA peer) and its call path (the profile's).
 bool makes_activity(const char* name) {
@@ -83,8 +89,9 @@ RegionId api_region(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const ch
   if (r != kUnset) return r;
   const std::string name = api_name(raw);
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-  const bool wanted = runtime ? (g_enable & config::kCudaRuntime) || ((g_enable & config::kCudaSync) && is_sync(name))
-                              : (g_enable & config::kCudaDriver) != 0;
+  const bool wanted = internal(raw) ? false
+                      : runtime    ? (g_enable & config::kCudaRuntime) || ((g_enable & config::kCudaSync) && is_sync(name))
+                                   : (g_enable & config::kCudaDriver) != 0;
   if (!wanted) {
     r = kNoRegion;
   } else {

@@ -89,7 +89,12 @@ if command -v mpicxx >/dev/null 2>&1 && [ -e "$lib_dir/libprof_mpi.so" ]; then
   links mpi prof_mpi
   links mpi prof_cuda
   says mpi 'mpi (mpicxx is an MPI compiler wrapper), cuda (the link has -lcudart)'
-  echo "$test_name: mpicxx ... -lcudart links prof_mpi and prof_cuda"
+  # nvcc with an MPI compiler wrapper as its host compiler: an MPI program too.
+  dry ccbin nvcc -ccbin mpicxx x.cu -o x
+  links ccbin prof_mpi
+  links ccbin prof_cuda
+  says ccbin "mpi (nvcc's host compiler mpicxx is an MPI compiler wrapper), cuda (the compiler is nvcc)"
+  echo "$test_name: mpicxx ... -lcudart and nvcc -ccbin mpicxx link prof_mpi and prof_cuda"
 else
   echo "$test_name: mpicxx or libprof_mpi.so missing: MPI+CUDA case not checked"
 fi
