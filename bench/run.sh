@@ -225,6 +225,8 @@ export BENCH_RESULTS=$results BENCH_PROBLEMS=$problems BENCH_DOC_OUT=$doc BENCH_
   BENCH_LOAD0=$load0 BENCH_LOAD1=$load1 BENCH_DATE=$run_date BENCH_ELAPSED=$elapsed BENCH_BUILD_TYPE=${build_type:-unset} \
   BENCH_CC=$cc_version BENCH_OTF2=$otf2_version BENCH_UFTRACE=$uftrace_version BENCH_REPS=$reps BENCH_CALLS=$calls \
   BENCH_UCALLS=$ucalls BENCH_DEPTH=$depth BENCH_PAIRS=$pairs BENCH_PROF_MEM=$prof_mem
+# The CUDA section is measured on a GPU machine (bench/cuda.sh): kept as it is where there is none.
+cuda_block=$( [[ -f $doc ]] && sed -n '/<!-- cuda:begin/,/<!-- cuda:end -->/p' "$doc" || true)
 python3 - <<'PYEOF'
 import os, statistics, sys
 from collections import defaultdict
@@ -562,4 +564,12 @@ if command -v mpirun >/dev/null && [[ -e $build/lib/libprof_mpi.so ]]; then
   "$here/mpi.sh" "$build" "$doc" >&2
 else
   note "no MPI (mpirun or libprof_mpi.so missing): the MPI section of the report is not refreshed"
+fi
+
+# The CUDA part: measured here when there is a GPU, else the last measurement is kept.
+if nvidia-smi -L >/dev/null 2>&1 && [[ -e $build/lib/libprof_cuda.so ]]; then
+  PROF_BUILD=$build "$here/cuda.sh" >&2
+elif [[ -n $cuda_block && ${BENCH_DOC_OUT:-$doc} != "-" ]]; then
+  printf '\n%s\n' "$cuda_block" >>"$doc"
+  note "no GPU here: the CUDA section of the report is kept from its last run on a GPU (bench/cuda.sh --build/--run/--report)"
 fi

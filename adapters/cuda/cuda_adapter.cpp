@@ -442,9 +442,19 @@ int adapter_init() {
   if (g_enable & config::kCudaDriver) cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   // The GPU timeline: the trace's stream locations and the profile's stream columns.
   if (!(g_enable & gpu_bits) || !(v.enable_tracing || v.enable_profiling)) return 0;
-  // Without the driver's launch callbacks no correlation reaches the host: keep the runtime's
-  // callbacks on (their regions follow PROF_CUDA_ENABLE).
-  cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  // The host side of GPU work (which thread and call path launched it) comes from the runtime's
+  // callbacks; the profile needs it (the launching call path), and so do copies (their RMA peer).
+  // Without runtime regions only the calls that make GPU work are switched on, and none when
+  // nothing needs them (kernels in a trace only): a callback costs on every call, and a loop of
+  // small kernels is made of launches.
+  const bool need_host = v.enable_profiling || (g_enable & config::kCudaMemcpy);
+  if (!(g_enable & (config::kCudaRuntime | config::kCudaSync)) && need_host) {
+    for (CUpti_CallbackId id = 0; id < static_cast<CUpti_CallbackId>(kRuntimeIds); ++id) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) == CUPTI_SUCCESS && makes_activity(name))
+        cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+    }
+  }
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   // GPU times on prof's clock.
   if (cuptiActivityRegisterTimestampCallback([]() -> uint64_t { return api::now(); }) != CUPTI_SUCCESS)
