@@ -529,7 +529,7 @@ struct CnodeDef {
   std::size_t parent = kNone;  // index into Anchor::cnodes
 };
 struct GroupDef {
-  std::string name;
+  std::string name, type, creator;
   std::int64_t rank = 0;
 };
 struct LocationDef {
@@ -710,6 +710,14 @@ void AnchorParser::start() {
       a_.locations.push_back(std::move(l));
       break;
     }
+    case Role::Other:
+      // <attr key="Creating location group" value="MPI Rank 0"/> of an accelerator group.
+      if (open_.size() >= 2 && open_[open_.size() - 2].role == Role::Group && xml_.name() == "attr") {
+        const std::string* key = attribute("key");
+        const std::string* value = attribute("value");
+        if (key && value && trim(*key) == "Creating location group") a_.groups.back().creator = *value;
+      }
+      break;
     default:
       break;
   }
@@ -752,6 +760,7 @@ void AnchorParser::leaf(Role parent, const std::string& name) {
     case Role::Group: {
       GroupDef& g = a_.groups.back();
       if (name == "name") g.name = text_;
+      if (name == "type") g.type = trim(text_);
       if (name == "rank" && !parse_int(text_, &g.rank))
         xml_.error("location group rank " + quote(text_) + " is not an integer");
       break;
@@ -964,6 +973,36 @@ void read_values(const Archive& ar, std::int64_t id, const DataType& type,
   }
 }
 
+/// The groups with their creators resolved by name (§3.6: an accelerator group names the
+/// process group that created it).
+std::vector<ReadGroup> location_groups(const std::vector<GroupDef>& defs) {
+  const std::size_t n = defs.size();
+  std::vector<ReadGroup> out(n);
+  for (std::size_t g = 0; g < n; ++g) {
+    ReadGroup& r = out[g];
+    r.name = defs[g].name;
+    r.rank = defs[g].rank;
+    r.type = defs[g].type;
+    r.creator_name = defs[g].creator;
+    r.process = static_cast<std::uint32_t>(g);
+    if (r.creator_name.empty()) continue;
+    // Names need not be unique (hand-made or concatenated files): the nearest group before
+    // this one (the writers put a process's accelerator groups after it), else the first after.
+    for (std::size_t k = g; k-- > 0 && r.creator < 0;)
+      if (defs[k].name == r.creator_name) r.creator = static_cast<std::int64_t>(k);
+    for (std::size_t k = g + 1; k < n && r.creator < 0; ++k)
+      if (defs[k].name == r.creator_name) r.creator = static_cast<std::int64_t>(k);
+  }
+  // Follow the chain to a group without a creator; a group on or behind a cycle (only a
+  // malformed file has one) is its own process.
+  for (std::size_t g = 0; g < n; ++g) {
+    std::size_t at = g, steps = 0;
+    while (out[at].creator >= 0 && steps++ < n) at = static_cast<std::size_t>(out[at].creator);
+    out[g].process = static_cast<std::uint32_t>(out[at].creator >= 0 ? g : at);
+  }
+  return out;
+}
+
 ReadProfile build_profile(Anchor& a, const Archive& ar, const std::vector<std::string>* only) {
   ReadProfile p;
 
@@ -994,6 +1033,7 @@ ReadProfile build_profile(Anchor& a, const Archive& ar, const std::vector<std::s
     p.locations[id] = ReadLocation{std::move(d.name), std::move(d.type), g.rank, g.name, d.group};
   }
   p.groups = static_cast<std::uint32_t>(a.groups.size());
+  p.location_groups = location_groups(a.groups);
 
   std::vector<const MetricDef*> by_id;
   for (const MetricDef& m : a.metrics) by_id.push_back(&m);

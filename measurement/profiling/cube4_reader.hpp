@@ -13,11 +13,29 @@
 namespace prof::cube4 {
 
 struct ReadLocation {
-  std::string name;               // e.g. "Master thread"
-  std::string type;               // "thread", "accelerator", ... as written in the file
+  std::string name;               // e.g. "Master thread", "CUDA[0:13]"
+  std::string type;               // "thread", "accelerator stream", "gpu", "metric", as written ("" when absent)
   std::int64_t rank = 0;          // rank of its location group
-  std::string group;              // location-group name, e.g. "Process" / "MPI Rank 3"
+  std::string group;              // location-group name, e.g. "Process" / "MPI Rank 3" / "CUDA Context 1"
   std::uint32_t group_index = 0;  // dense index of its location group (0..groups-1) in file order
+
+  /// A GPU stream (type "accelerator stream", or "gpu" as older Cube files say).
+  bool gpu() const { return type == "accelerator stream" || type == "gpu"; }
+};
+
+/// A location group (§3.6), in file order.
+struct ReadGroup {
+  std::string name;          // "Process", "MPI Rank 3", "CUDA Context 1"
+  std::int64_t rank = 0;
+  std::string type;          // "process", "accelerator", "metrics", as written ("" when absent)
+  std::string creator_name;  // <attr key="Creating location group" value=...>, "" when absent
+  /// Index of the group named creator_name (the nearest one before this group when several
+  /// have that name, else the first after it); -1 when there is no such attribute or group.
+  std::int64_t creator = -1;
+  /// The group whose process holds this group's locations (their events go to its trace
+  /// buffers): the end of the creator chain from this group, or the group itself when it has
+  /// no creator. A process group is its own process.
+  std::uint32_t process = 0;
 };
 
 struct ReadMetric {
@@ -37,7 +55,8 @@ struct ReadProfile {
   // the sibling order of anchor.xml (which defines the row order of the data) is not kept.
   std::vector<CallNode> cnodes;
   std::vector<ReadLocation> locations;  // in location-id order
-  std::uint32_t groups = 0;             // number of location groups
+  std::uint32_t groups = 0;             // number of location groups (= location_groups.size())
+  std::vector<ReadGroup> location_groups;  // in file order; ReadLocation::group_index indexes it
   // In metric-id order, only the metrics the reader understands: kind EXCLUSIVE or INCLUSIVE
   // (a missing type counts as EXCLUSIVE, like CubeLib) and a scalar dtype (DOUBLE, FLOAT,
   // UINT64, INT64, INTEGER, MINDOUBLE, MAXDOUBLE and the 1-, 2- and 4-byte integer types).

@@ -354,11 +354,19 @@ void require_round_trip(const Builder& b, const cube4::ReadProfile& r) {
     CHECK(r.cnodes[c].parent == p.cnodes[c].parent);
   }
   CHECK(r.groups == 1);
+  REQUIRE(r.location_groups.size() == 1);
+  CHECK(r.location_groups[0].name == p.process);
+  CHECK(r.location_groups[0].rank == p.rank);
+  CHECK(r.location_groups[0].type == "process");
+  CHECK(r.location_groups[0].creator_name.empty());
+  CHECK(r.location_groups[0].creator == -1);
+  CHECK(r.location_groups[0].process == 0);
   REQUIRE(r.locations.size() == nl);
   for (std::size_t l = 0; l < nl; ++l) {
     INFO("location " << l);
     CHECK(r.locations[l].name == p.locations[l]);
     CHECK(r.locations[l].type == "thread");
+    CHECK_FALSE(r.locations[l].gpu());
     CHECK(r.locations[l].rank == p.rank);
     CHECK(r.locations[l].group == p.process);
     CHECK(r.locations[l].group_index == 0);
@@ -636,6 +644,149 @@ TEST_CASE("cube4_reader: round trip, three locations with zero visits on some", 
   CHECK(r.metric("time")->values[0 * 3 + 1] == 2.25);
   CHECK(r.metric("time")->values[2 * 3 + 2] == 0);
   CHECK(r.metric("time")->values[1 * 3 + 2] == 0.0078125 + 1.0 / 3);
+}
+
+/// One process ("MPI Rank <rank>" when `ranks` > 1, else "Process") per rank: two threads,
+/// then two GPU streams in its accelerator group "CUDA Context 1" (the same name in every
+/// process, as the CUDA adapter writes it).
+Builder gpu_profile(int ranks) {
+  Builder b;
+  const auto root = b.region("prog", "", -1, -1, "measurement", "artificial");
+  const auto launch = b.region("cudaLaunchKernel", "", -1, -1, "cuda", "wrapper");
+  const auto kernel = b.region("add(float*, int, float)", "CUDA_KERNEL", -1, -1, "cuda", "function");
+  const std::size_t r = b.cnode(root, -1);
+  const std::size_t l = b.cnode(launch, static_cast<std::int64_t>(r));
+  const std::size_t k = b.cnode(kernel, static_cast<std::int64_t>(l));
+  std::vector<std::string> names;
+  for (int rank = 0; rank < ranks; ++rank) {
+    cube4::Profile::Group process;
+    process.name = ranks > 1 ? "MPI Rank " + std::to_string(rank) : std::string("Process");
+    process.rank = rank;
+    cube4::Profile::Group accel;
+    accel.name = "CUDA Context 1";
+    accel.rank = rank;
+    accel.type = "accelerator";
+    accel.creator = static_cast<std::int64_t>(b.p.groups.size());
+    b.p.groups.push_back(process);
+    b.p.groups.push_back(accel);
+    for (const char* n : {"Master thread", "Pthread thread 1", "CUDA[0:7]", "CUDA[0:13]"}) {
+      names.push_back(n);
+      const bool stream = n[0] == 'C';
+      b.p.location_group.push_back(static_cast<std::uint32_t>(b.p.groups.size() - (stream ? 1 : 2)));
+      b.p.location_types.push_back(stream ? "accelerator stream" : "thread");
+    }
+  }
+  b.locations(names);
+  for (std::size_t loc = 0; loc < names.size(); ++loc) {
+    const bool stream = loc % 4 >= 2;
+    if (loc % 4 == 0) b.set(r, loc, 1, 0.5);
+    if (!stream) b.set(l, loc, 10 + loc, 0.001);
+    if (stream) b.set(k, loc, 20 + loc, 0.25);
+  }
+  b.finish();
+  return b;
+}
+
+TEST_CASE("cube4_reader: GPU streams: location types, accelerator groups and their process", "[cube4_reader]") {
+  TempDir dir;
+  SECTION("one process") {
+    const Builder b = gpu_profile(1);
+    const std::string path = write_profile(dir, b.p);
+    const std::string anchor = untar(slurp(path)).back().content;
+    REQUIRE(anchor.find("<cube version=\"4.7\">") != std::string::npos);
+    const cube4::ReadProfile r = read_ok(path);
+    CHECK(r.groups == 2);
+    REQUIRE(r.location_groups.size() == 2);
+    CHECK(r.location_groups[0].name == "Process");
+    CHECK(r.location_groups[0].type == "process");
+    CHECK(r.location_groups[0].creator == -1);
+    CHECK(r.location_groups[0].process == 0);
+    CHECK(r.location_groups[1].name == "CUDA Context 1");
+    CHECK(r.location_groups[1].type == "accelerator");
+    CHECK(r.location_groups[1].creator_name == "Process");
+    CHECK(r.location_groups[1].creator == 0);
+    CHECK(r.location_groups[1].process == 0);
+    REQUIRE(r.locations.size() == 4);
+    const char* const types[4] = {"thread", "thread", "accelerator stream", "accelerator stream"};
+    for (std::size_t l = 0; l < 4; ++l) {
+      INFO("location " << l);
+      CHECK(r.locations[l].name == b.p.locations[l]);
+      CHECK(r.locations[l].type == types[l]);
+      CHECK(r.locations[l].gpu() == (l >= 2));
+      CHECK(r.locations[l].group_index == (l >= 2 ? 1u : 0u));
+      CHECK(r.locations[l].group == (l >= 2 ? "CUDA Context 1" : "Process"));
+      CHECK(r.locations[l].rank == 0);
+    }
+    // Values are unchanged: the kernel on the streams, its launching path with visits 0 there.
+    const std::vector<double>& visits = r.metric("visits")->values;
+    CHECK(visits[2 * 4 + 2] == 22);
+    CHECK(visits[2 * 4 + 3] == 23);
+    CHECK(visits[1 * 4 + 2] == 0);
+    CHECK(r.metric("time")->values[1 * 4 + 3] == 0.25);
+  }
+  SECTION("two ranks: each accelerator group belongs to the process before it") {
+    const cube4::ReadProfile r = read_ok(write_profile(dir, gpu_profile(2).p));
+    REQUIRE(r.location_groups.size() == 4);
+    CHECK(r.location_groups[1].creator_name == "MPI Rank 0");
+    CHECK(r.location_groups[1].creator == 0);
+    CHECK(r.location_groups[3].name == "CUDA Context 1");
+    CHECK(r.location_groups[3].creator_name == "MPI Rank 1");
+    CHECK(r.location_groups[3].creator == 2);
+    CHECK(r.location_groups[3].process == 2);
+    CHECK(r.location_groups[2].process == 2);
+    REQUIRE(r.locations.size() == 8);
+    CHECK(r.locations[6].gpu());
+    CHECK(r.locations[6].group_index == 3);
+    CHECK(r.locations[6].rank == 1);
+    CHECK_FALSE(r.locations[4].gpu());
+  }
+}
+
+TEST_CASE("cube4_reader: creating location groups by name: duplicates, forward, unknown, cycles", "[cube4_reader]") {
+  std::string groups;
+  int id = 0;
+  auto group = [&](const std::string& name, const std::string& type, const std::string& creator, const std::string& loc_type) {
+    groups += "<locationgroup Id=\"" + std::to_string(id) + "\"><name>" + name + "</name><rank>" + std::to_string(id) +
+              "</rank><type>" + type + "</type>";
+    if (!creator.empty()) groups += "<attr key=\"other\" value=\"x\"/><attr key=\"Creating location group\" value=\"" + creator + "\"/>";
+    groups += "<location Id=\"" + std::to_string(id) + "\"><name>l" + std::to_string(id) + "</name><rank>0</rank><type>" +
+              loc_type + "</type><attr key=\"Creating location group\" value=\"ignored\"/></location></locationgroup>\n";
+    ++id;
+  };
+  group("P", "process", "", "thread");                // 0
+  group("A", "accelerator", "P", "accelerator stream");  // 1 → 0
+  group("P", "process", "", "thread");                // 2
+  group("B", "accelerator", "P", "gpu");              // 3 → 2 (the nearest P before it)
+  group("C", "accelerator", "Later", "accelerator stream");  // 4 → 9 (after it)
+  group("D", "accelerator", "E", "accelerator stream");  // 5 ↔ 6: a cycle
+  group("E", "accelerator", "D", "accelerator stream");  // 6
+  group("F", "accelerator", "nobody", "metric");      // 7: unknown name
+  group("G", "accelerator", "A", "accelerator stream");  // 8 → 1 → 0: a chain
+  group("Later", "process", "", "thread");            // 9
+  const std::string anchor =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<cube version=\"4.7\">\n<metrics><metric id=\"0\" type=\"EXCLUSIVE\">"
+      "<disp_name>Visits</disp_name><uniq_name>visits</uniq_name><dtype>UINT64</dtype><uom>occ</uom></metric></metrics>\n"
+      "<program><region id=\"0\"><name>main</name></region><cnode id=\"0\" calleeId=\"0\"/></program>\n"
+      "<system><systemtreenode Id=\"0\"><name>machine m</name><class>machine</class>\n" +
+      groups + "</systemtreenode></system>\n</cube>\n";
+  TempDir dir;
+  const std::string path = dir.file("groups.cubex");
+  spit(path, ustar({{"anchor.xml", anchor}}));
+  const cube4::ReadProfile r = read_ok(path);
+  REQUIRE(r.location_groups.size() == 10);
+  const std::int64_t creator[10] = {-1, 0, -1, 2, 9, 6, 5, -1, 1, -1};
+  const std::uint32_t process[10] = {0, 0, 2, 2, 9, 5, 6, 7, 0, 9};
+  for (std::size_t g = 0; g < 10; ++g) {
+    INFO("group " << g);
+    CHECK(r.location_groups[g].creator == creator[g]);
+    CHECK(r.location_groups[g].process == process[g]);
+  }
+  CHECK(r.location_groups[7].creator_name == "nobody");
+  CHECK(r.location_groups[1].type == "accelerator");
+  CHECK(r.locations[3].type == "gpu");
+  CHECK(r.locations[3].gpu());
+  CHECK_FALSE(r.locations[7].gpu());  // "metric"
+  CHECK_FALSE(r.locations[0].gpu());
 }
 
 TEST_CASE("cube4_reader: round trip, extra sparse metrics", "[cube4_reader]") {
@@ -999,8 +1150,18 @@ void require_hand_profile(const cube4::ReadProfile& r) {
   CHECK(r.locations[2].group_index == 1);
   CHECK(r.locations[3].name == "CUDA stream");
   CHECK(r.locations[3].type == "accelerator stream");
+  CHECK(r.locations[3].gpu());
+  CHECK_FALSE(r.locations[2].gpu());
   CHECK(r.locations[3].group == "GPU");
   CHECK(r.locations[3].group_index == 2);
+  // An accelerator group without a "Creating location group" attribute is its own process.
+  REQUIRE(r.location_groups.size() == 3);
+  CHECK(r.location_groups[1].name == "MPI Rank 1");
+  CHECK(r.location_groups[1].rank == 1);
+  CHECK(r.location_groups[1].type == "process");
+  CHECK(r.location_groups[2].type == "accelerator");
+  CHECK(r.location_groups[2].creator == -1);
+  CHECK(r.location_groups[2].process == 2);
 
   // Metric ids 0, 1, 2, 5, 6; the derived (3) and TAU_ATOMIC (4) ones are skipped.
   REQUIRE(r.metrics.size() == 5);
