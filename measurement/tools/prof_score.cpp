@@ -2,7 +2,7 @@
 // prof-score: what a tracing run of a profiled program would cost, before it is made. Reads a
 // CUBE4 profile (prof's or Score-P's), estimates the trace size per region from its visits,
 // groups the regions like scorep-score, shows the effect of a filter file and writes an
-// initial one.
+// initial one. Profiles with GPU streams also get an nvprof-like summary of the GPU activities.
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -34,6 +34,10 @@ const char kUsage[] =
     "\n"
     "Estimates, from a call-path profile, the size of a trace of the same run and the\n"
     "PROF_TOTAL_MEMORY it needs, per group of regions (ALL, USR, COM, PTHREAD, MPI, ...).\n"
+    "Kernels, memory copies and memsets on GPU streams form the group GPU (the host's CUDA\n"
+    "API calls are CUDA); a profile with GPU streams also gets a \"GPU activities\" table like\n"
+    "nvprof's (time share, total, calls, avg/min/max per kernel or copy, and bytes and\n"
+    "throughput per copy direction), in --json as gpu_activities and gpu_transfers.\n"
     "\n"
     "options:\n"
     "  -r              also one row per region\n"
@@ -133,15 +137,48 @@ MpiEvents mpi_events_per_visit(const std::string& name) {
   return it == kEvents.end() ? MpiEvents{} : it->second;
 }
 
+// GPU activities (CUDA adapter) are written on their stream's location, into the trace buffers
+// of the process that created the context: a kernel and a memset as Enter and Leave, a copy that
+// reaches the device as Enter, RmaGet (to the device) or RmaPut (from it), RmaOpCompleteBlocking
+// and Leave. The RMA events share their timestamps with the Enter and the Leave, so OTF2 writes
+// no timestamp record for them: RmaGet/RmaPut is a type and length (2), the window (2), the
+// issuing thread (2), the bytes (compressed) and a matching id (about 4);
+// RmaOpCompleteBlocking a type and length, the window and the matching id (8). Raw: a record
+// with two payload slots (48) and one with one slot (32). Stream locations record no metrics.
+constexpr unsigned kOtf2RmaOp = 2 + 2 + 2 + 4;
+constexpr unsigned kOtf2RmaComplete = 2 + 2 + 4;
+constexpr unsigned kRawRmaOp = 48;
+constexpr unsigned kRawRmaComplete = 32;
+constexpr std::uint64_t kTypicalCopyBytes = 1u << 20;  // when the profile has no bytes_copied
+
+enum class GpuKind { Kernel, Copy, Memset };
+
+/// What a region on a GPU stream is: copies and memsets have the role "data transfer".
+GpuKind gpu_kind(const cube4::Region& r) {
+  if (r.role != "data transfer") return GpuKind::Kernel;
+  if (r.name.find("emset") != std::string::npos) return GpuKind::Memset;  // "cudaMemset"
+  return GpuKind::Copy;
+}
+
+/// Whether a copy writes RMA events: every direction with a device (or array or peer) side;
+/// not host-to-host copies and not copies of unknown direction ("cudaMemcpy").
+bool copy_has_rma(const cube4::Region& r) {
+  const std::string& n = r.name;
+  const bool host_to_host = n.size() >= 4 && n.compare(n.size() - 4, 4, "HtoH") == 0;
+  return gpu_kind(r) == GpuKind::Copy && n.find(' ') != std::string::npos && !host_to_host;
+}
+
 // Metric values travel with the Enter and Leave: one OTF2 Metric record per event (timestamp,
 // type, length, metric ref, count, type byte and 8 bytes per value); 16 raw bytes per value.
 constexpr unsigned kOtf2MetricHeader = 14;
 constexpr unsigned kOtf2MetricValue = 9;
 constexpr unsigned kRawMetricValue = 16;
 
-enum class Group { ALL, USR, COM, PROF, PTHREAD, MPI, OMP, CUDA, SHMEM, OPENCL, OPENACC, HIP, KOKKOS, IO, MEMORY, LIB, COUNT };
-const char* const kGroupName[] = {"ALL", "USR",    "COM",     "PROF",   "PTHREAD", "MPI", "OMP",    "CUDA",
-                                  "SHMEM", "OPENCL", "OPENACC", "HIP", "KOKKOS",  "IO",  "MEMORY", "LIB"};
+// GPU: the activities on GPU stream locations (kernels, copies, memsets), apart from the host's
+// CUDA API calls (CUDA).
+enum class Group { ALL, USR, COM, PROF, PTHREAD, MPI, OMP, CUDA, GPU, SHMEM, OPENCL, OPENACC, HIP, KOKKOS, IO, MEMORY, LIB, COUNT };
+const char* const kGroupName[] = {"ALL",   "USR",    "COM",     "PROF", "PTHREAD", "MPI", "OMP",    "CUDA", "GPU",
+                                  "SHMEM", "OPENCL", "OPENACC", "HIP",  "KOKKOS",  "IO",  "MEMORY", "LIB"};
 static_assert(sizeof kGroupName / sizeof *kGroupName == static_cast<std::size_t>(Group::COUNT), "one name per group");
 
 /// The group of a region by its paradigm; user code is USR here and becomes COM later when it
@@ -191,13 +228,26 @@ struct Options {
   std::string input;
 };
 
+/// One line of the GPU activities view: a region on the GPU streams, summed over all of them.
+struct GpuActivity {
+  std::uint32_t region = 0;
+  GpuKind kind = GpuKind::Kernel;
+  double calls = 0, time = 0, min = 0, max = 0;  // seconds; min/max of one execution
+  double bytes = 0;                               // copies and memsets (bytes_copied)
+};
+
 struct Score {
   cube4::ReadProfile profile;
   std::string path;
-  std::vector<Row> rows;                     // regions that occur, in region order
+  std::vector<Row> rows;                     // regions that occur, in region order (GPU rows after the others)
   double total_time = 0;
+  // Per process (a process location group with the accelerator groups it created):
   std::vector<std::uint32_t> locations_per_process;
   std::vector<double> nodes_per_process;     // profile call paths in use, all its locations
+  std::size_t gpu_streams = 0;
+  std::vector<GpuActivity> gpu;              // GPU activities, longest total time first
+  double gpu_time = 0;                       // all GPU activities
+  bool have_bytes_copied = false;
 };
 
 /// bytes per visit of `region` in OTF2 and in memory.
@@ -225,6 +275,23 @@ void bytes_per_visit(const cube4::Region& r, std::uint32_t id, unsigned metrics,
   }
 }
 
+/// Bytes per execution of a GPU activity in OTF2 and in memory; `bytes_per_copy` < 0 when unknown.
+void gpu_bytes_per_visit(const cube4::Region& r, std::uint32_t id, double bytes_per_copy, double* otf2, double* raw) {
+  *otf2 = 2.0 * (kOtf2Timestamp + 1 + compressed_bytes(id));
+  *raw = 2.0 * kRawRecord;
+  if (copy_has_rma(r)) {
+    const double b = bytes_per_copy < 0 ? static_cast<double>(kTypicalCopyBytes) : bytes_per_copy;
+    *otf2 += kOtf2RmaOp + compressed_bytes(static_cast<std::uint64_t>(std::llround(b))) + kOtf2RmaComplete;
+    *raw += kRawRmaOp + kRawRmaComplete;
+  }
+}
+
+/// `values` when it has one value per (cnode, location) of `p`, else nullptr.
+const std::vector<double>* values_of(const cube4::ReadProfile& p, const char* metric) {
+  const cube4::ReadMetric* m = p.metric(metric);
+  return m && m->values.size() == p.cnodes.size() * p.locations.size() ? &m->values : nullptr;
+}
+
 bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::string* err) {
   const cube4::ReadProfile& p = s->profile;
   const cube4::ReadMetric* visits_m = p.metric("visits");
@@ -233,13 +300,46 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
     *err = s->path + ": no 'visits' and 'time' metrics; prof-score needs a call-path profile as prof or Score-P write it";
     return false;
   }
-  const std::size_t nl = p.locations.size(), nc = p.cnodes.size();
+  const std::size_t nl = p.locations.size(), nc = p.cnodes.size(), nr = p.regions.size();
   const std::vector<double> time_incl = p.inclusive(*time_m);
   const std::vector<double> excl = p.exclusive(*time_m);
-  const std::uint32_t groups = std::max<std::uint32_t>(p.groups, 1);
-  s->locations_per_process.assign(groups, 0);
-  s->nodes_per_process.assign(groups, 0);
-  for (const cube4::ReadLocation& l : p.locations) ++s->locations_per_process[l.group_index];
+  const std::vector<double>* bytes_copied = values_of(p, "bytes_copied");
+  const std::vector<double>* min_time = values_of(p, "min_time");
+  const std::vector<double>* max_time = values_of(p, "max_time");
+  s->have_bytes_copied = bytes_copied != nullptr;
+
+  // Processes: each location group that is its own process (not an accelerator group another
+  // group created) is one; the locations of its accelerator groups are its GPU streams, whose
+  // events go to its trace buffers.
+  const std::size_t ngroups = std::max<std::size_t>(p.location_groups.size(), 1);
+  std::vector<std::uint32_t> process_of_group(ngroups, 0);
+  std::uint32_t processes = 0;
+  for (std::size_t g = 0; g < p.location_groups.size(); ++g)
+    if (p.location_groups[g].process == g) process_of_group[g] = processes++;
+  for (std::size_t g = 0; g < p.location_groups.size(); ++g) process_of_group[g] = process_of_group[p.location_groups[g].process];
+  processes = std::max<std::uint32_t>(processes, 1);
+  std::vector<std::uint32_t> process_of(nl, 0);
+  std::vector<char> gpu_location(nl, 0);
+  for (std::size_t l = 0; l < nl; ++l) {
+    const std::uint32_t g = p.locations[l].group_index;
+    process_of[l] = g < p.location_groups.size() ? process_of_group[g] : 0;
+    gpu_location[l] = p.locations[l].gpu();
+    s->gpu_streams += gpu_location[l] ? 1 : 0;
+  }
+  s->locations_per_process.assign(processes, 0);
+  s->nodes_per_process.assign(processes, 0);
+  for (std::size_t l = 0; l < nl; ++l) ++s->locations_per_process[process_of[l]];
+
+  // GPU activities: the regions executed on a GPU stream. On stream columns their call paths
+  // go to the region's GPU row (all[nr + r]); the host call paths above them (visits 0 there,
+  // time = what ran below) stay with their own regions.
+  std::vector<char> gpu_region(nr, 0);
+  for (std::size_t c = 0; c < nc; ++c) {
+    const std::uint32_t r = p.cnodes[c].region;
+    if (paradigm_group(p.regions[r].paradigm) == Group::PROF) continue;
+    for (std::size_t l = 0; l < nl; ++l)
+      if (gpu_location[l] && visits_m->values[c * nl + l] > 0) gpu_region[r] = 1;
+  }
 
   // COM: user regions with a call path that leads to a region of another paradigm.
   std::vector<char> leads_to_paradigm(nc, 0);
@@ -249,39 +349,75 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
     for (std::int64_t a = p.cnodes[c].parent; a >= 0 && !leads_to_paradigm[a]; a = p.cnodes[a].parent) leads_to_paradigm[a] = 1;
   }
 
-  std::vector<Row> all(p.regions.size());
-  std::vector<char> occurs(p.regions.size(), 0);
-  for (std::uint32_t r = 0; r < all.size(); ++r) {
-    Row& row = all[r];
+  // Rows 0..nr-1: the regions; nr..2nr-1: their executions on GPU streams (group GPU).
+  std::vector<Row> all(2 * nr);
+  std::vector<char> occurs(all.size(), 0);
+  for (std::uint32_t k = 0; k < all.size(); ++k) {
+    Row& row = all[k];
+    const std::uint32_t r = k < nr ? k : static_cast<std::uint32_t>(k - nr);
     row.region = r;
-    row.group = paradigm_group(p.regions[r].paradigm);
-    row.filterable = p.regions[r].paradigm == "compiler";
-    row.otf2_per_process.assign(groups, 0);
-    row.raw_per_process.assign(groups, 0);
+    row.group = k < nr ? paradigm_group(p.regions[r].paradigm) : Group::GPU;
+    row.filterable = k < nr && p.regions[r].paradigm == "compiler";
+    row.otf2_per_process.assign(processes, 0);
+    row.raw_per_process.assign(processes, 0);
     if (filter && row.filterable) {
       const cube4::Region& reg = p.regions[r];
       const std::string& mangled = reg.canonical == reg.name ? std::string() : reg.canonical;
       row.filtered = filter->excluded(reg.name, mangled, reg.file);
     }
   }
+  std::vector<GpuActivity> gpu(nr);
+  for (GpuActivity& a : gpu) a.min = HUGE_VAL;
   for (std::size_t c = 0; c < nc; ++c) {
     const std::uint32_t r = p.cnodes[c].region;
     Row& row = all[r];
-    occurs[r] = 1;
+    // A region that runs on GPU streams is a row of its own only where it also has host data.
+    if (!gpu_region[r]) occurs[r] = 1;
     if (row.group == Group::USR && leads_to_paradigm[c]) row.group = Group::COM;
-    double otf2 = 0, raw = 0;
+    double otf2 = 0, raw = 0, gpu_otf2 = 0, gpu_raw = 0;
     bytes_per_visit(p.regions[r], r, o.metrics, &otf2, &raw);
+    if (gpu_region[r]) gpu_bytes_per_visit(p.regions[r], r, -1, &gpu_otf2, &gpu_raw);
     for (std::size_t l = 0; l < nl; ++l) {
       const std::size_t i = c * nl + l;
       const double v = visits_m->values[i];
-      const std::uint32_t g = p.locations[l].group_index;
+      const std::uint32_t g = process_of[l];
+      if (v > 0 || time_incl[i] != 0) s->nodes_per_process[g] += 1;
+      if (gpu_location[l] && gpu_region[r]) {
+        Row& grow = all[nr + r];
+        GpuActivity& a = gpu[r];
+        occurs[nr + r] = 1;
+        if (bytes_copied && copy_has_rma(p.regions[r]) && v > 0)
+          gpu_bytes_per_visit(p.regions[r], r, (*bytes_copied)[i] / v, &gpu_otf2, &gpu_raw);
+        grow.visits += v;
+        grow.time += excl[i];
+        grow.otf2_per_process[g] += v * gpu_otf2;
+        grow.raw_per_process[g] += v * gpu_raw;
+        a.calls += v;
+        a.time += excl[i];
+        if (bytes_copied) a.bytes += (*bytes_copied)[i];
+        if (v > 0 && min_time) a.min = std::min(a.min, (*min_time)[i]);
+        if (v > 0 && max_time) a.max = std::max(a.max, (*max_time)[i]);
+        continue;
+      }
+      if (v > 0 || time_incl[i] != 0) occurs[r] = 1;
       row.visits += v;
       row.time += excl[i];
       row.otf2_per_process[g] += v * otf2;
       row.raw_per_process[g] += v * raw;
-      if (v > 0 || time_incl[i] != 0) s->nodes_per_process[g] += 1;
     }
   }
+  for (std::uint32_t r = 0; r < nr; ++r) {
+    if (!gpu_region[r]) continue;
+    gpu[r].region = r;
+    gpu[r].kind = gpu_kind(p.regions[r]);
+    if (gpu[r].min == HUGE_VAL) gpu[r].min = 0;  // no min_time metric
+    s->gpu.push_back(gpu[r]);
+    s->gpu_time += gpu[r].time;
+  }
+  std::stable_sort(s->gpu.begin(), s->gpu.end(), [&p](const GpuActivity& a, const GpuActivity& b) {
+    if (a.time != b.time) return a.time > b.time;
+    return p.regions[a.region].name < p.regions[b.region].name;
+  });
   for (std::size_t c = 0; c < nc; ++c)
     if (p.cnodes[c].parent < 0)
       for (std::size_t l = 0; l < nl; ++l) s->total_time += time_incl[c * nl + l];
@@ -479,12 +615,90 @@ std::vector<Group> present_groups(const Score& s) {
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// GPU activities, as nvprof's summary shows them
+// ---------------------------------------------------------------------------------------------
+
+/// `v` (in `units[0]`, each next unit 1000 times larger) with five significant digits and the
+/// unit that keeps it below 1000, as nvprof writes it: 2.0730ms, 856.75us, 16.777MB; values in
+/// the first unit are whole (928ns, 512B).
+std::string nv_scaled(double v, const char* const* units, int n) {
+  if (!(v > 0)) return std::string("0") + units[0];
+  int u = 0;
+  while (u + 1 < n && v >= 1000) v /= 1000, ++u;
+  char buf[48];
+  for (;;) {
+    const int digits = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : 1 + static_cast<int>(std::floor(std::log10(v)));
+    const int decimals = u == 0 ? 0 : std::max(0, 5 - digits);
+    std::snprintf(buf, sizeof buf, "%.*f%s", decimals, v, units[u]);
+    if (u + 1 < n && std::strtod(buf, nullptr) >= 1000) {  // rounded up to the next unit: 999.996us
+      v /= 1000, ++u;
+      continue;
+    }
+    return buf;
+  }
+}
+
+std::string nv_time(double seconds) {
+  static const char* const kUnits[] = {"ns", "us", "ms", "s"};
+  return nv_scaled(seconds * 1e9, kUnits, 4);
+}
+
+std::string nv_bytes(double bytes) {
+  static const char* const kUnits[] = {"B", "kB", "MB", "GB", "TB"};
+  return nv_scaled(bytes, kUnits, 5);
+}
+
+std::string nv_throughput(double bytes, double seconds) {
+  static const char* const kUnits[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"};
+  if (!(seconds > 0)) return "-";
+  return nv_scaled(bytes / seconds, kUnits, 5);
+}
+
+const char* gpu_kind_name(GpuKind k) { return k == GpuKind::Kernel ? "kernel" : k == GpuKind::Copy ? "copy" : "memset"; }
+
+/// Copies and memsets with their bytes (bytes_copied), most bytes first.
+std::vector<const GpuActivity*> gpu_transfers(const Score& s) {
+  std::vector<const GpuActivity*> out;
+  if (!s.have_bytes_copied) return out;
+  for (const GpuActivity& a : s.gpu)
+    if (a.kind != GpuKind::Kernel) out.push_back(&a);
+  std::stable_sort(out.begin(), out.end(), [](const GpuActivity* a, const GpuActivity* b) { return a->bytes > b->bytes; });
+  return out;
+}
+
+void print_gpu(const Score& s) {
+  std::printf("\nGPU activities on %zu GPU stream%s (GPU time; Min and Max of one execution):\n", s.gpu_streams,
+              s.gpu_streams == 1 ? "" : "s");
+  std::printf("%16s %8s %9s %9s %9s %9s %9s  %s\n", "Type", "Time(%)", "Total", "Calls", "Avg", "Min", "Max", "Name");
+  const char* type = "GPU activities:";
+  for (const GpuActivity& a : s.gpu) {
+    const double pct = s.gpu_time > 0 ? 100.0 * a.time / s.gpu_time : 0.0;
+    std::printf("%16s %7.2f%% %9s %9.0f %9s %9s %9s  %s\n", type, pct, nv_time(a.time).c_str(), a.calls,
+                nv_time(a.calls > 0 ? a.time / a.calls : 0).c_str(), nv_time(a.min).c_str(), nv_time(a.max).c_str(),
+                s.profile.regions[a.region].name.c_str());
+    type = "";
+  }
+  const std::vector<const GpuActivity*> transfers = gpu_transfers(s);
+  if (transfers.empty()) return;
+  std::printf("\n%16s %9s %9s %9s %11s  %s\n", "Type", "Size", "Calls", "Time", "Throughput", "Name");
+  type = "GPU transfers:";
+  for (const GpuActivity* a : transfers) {
+    std::printf("%16s %9s %9.0f %9s %11s  %s\n", type, nv_bytes(a->bytes).c_str(), a->calls, nv_time(a->time).c_str(),
+                nv_throughput(a->bytes, a->time).c_str(), s.profile.regions[a->region].name.c_str());
+    type = "";
+  }
+}
+
 void print_text(const Options& o, const Score& s, bool have_filter) {
   const Totals all = sum(s, [](const Row&) { return true; });
   const Estimate e = estimate(s, all, o.page_size);
   const std::size_t nl = s.profile.locations.size(), np = s.locations_per_process.size();
-  std::printf("Profile: %s (%zu call paths, %zu location%s in %zu process%s)\n\n", s.path.c_str(), s.profile.cnodes.size(), nl,
-              nl == 1 ? "" : "s", np, np == 1 ? "" : "es");
+  std::string streams;
+  if (s.gpu_streams == 1) streams = ", 1 of them a GPU stream";
+  else if (s.gpu_streams > 1) streams = ", " + std::to_string(s.gpu_streams) + " of them GPU streams";
+  std::printf("Profile: %s (%zu call paths, %zu location%s in %zu process%s%s)\n\n", s.path.c_str(), s.profile.cnodes.size(), nl,
+              nl == 1 ? "" : "s", np, np == 1 ? "" : "es", streams.c_str());
   print_estimate(e, "");
   std::uint64_t suggested = e.total_memory;
   if (have_filter) {
@@ -517,6 +731,7 @@ void print_text(const Options& o, const Score& s, bool have_filter) {
       print_line(have_filter ? (r->filtered ? "+" : "-") : "", kGroupName[static_cast<int>(r->group)], r->max_buf, r->visits,
                  r->time, s.total_time, region_name(s, *r, o.mangled));
   }
+  if (s.gpu_streams > 0) print_gpu(s);
 }
 
 std::string json_string(const std::string& in) {
@@ -598,7 +813,32 @@ void print_json(const Options& o, const Score& s, bool have_filter) {
     out += sep + row;
     sep = ",\n    ";
   }
-  out += "\n  ]\n}\n";
+  out += "\n  ]";
+  if (s.gpu_streams > 0) {
+    out += ",\n  \"gpu_streams\": " + std::to_string(s.gpu_streams) + ",\n  \"gpu_time\": " + json_number(s.gpu_time) +
+           ",\n  \"gpu_activities\": [";
+    sep = "\n    ";
+    for (const GpuActivity& a : s.gpu) {
+      out += std::string(sep) + "{\"name\": " + json_string(s.profile.regions[a.region].name) + ", \"kind\": " + json_string(gpu_kind_name(a.kind)) +
+             ", \"time_percent\": " + json_number(s.gpu_time > 0 ? 100.0 * a.time / s.gpu_time : 0) +
+             ", \"time\": " + json_number(a.time) + ", \"calls\": " + json_number(a.calls) +
+             ", \"avg\": " + json_number(a.calls > 0 ? a.time / a.calls : 0) + ", \"min\": " + json_number(a.min) +
+             ", \"max\": " + json_number(a.max);
+      if (s.have_bytes_copied && a.kind != GpuKind::Kernel) out += ", \"bytes\": " + json_number(a.bytes);
+      out += "}";
+      sep = ",\n    ";
+    }
+    out += "\n  ],\n  \"gpu_transfers\": [";
+    sep = "\n    ";
+    for (const GpuActivity* a : gpu_transfers(s)) {
+      out += std::string(sep) + "{\"name\": " + json_string(s.profile.regions[a->region].name) + ", \"bytes\": " + json_number(a->bytes) +
+             ", \"calls\": " + json_number(a->calls) + ", \"time\": " + json_number(a->time) +
+             ", \"gb_per_s\": " + (a->time > 0 ? json_number(a->bytes / a->time / 1e9) : std::string("null")) + "}";
+      sep = ",\n    ";
+    }
+    out += "\n  ]";
+  }
+  out += "\n}\n";
   std::fputs(out.c_str(), stdout);
 }
 
@@ -871,10 +1111,22 @@ int run(int argc, char** argv) {
 
   Score s;
   std::string err;
-  static const std::vector<std::string> kMetrics = {"visits", "time"};  // all prof-score reads
+  static const std::vector<std::string> kMetrics = {"visits", "time", "bytes_copied"};  // all prof-score reads
   if (!resolve_input(o.input, &s.path, &err) || !cube4::read(s.path, &s.profile, &err, &kMetrics)) {
     error(err);
     return kExitError;
+  }
+  // The GPU view also needs min_time and max_time; each metric costs call paths x locations x
+  // 8 bytes, so a profile without GPU streams is not read for them.
+  if (std::any_of(s.profile.locations.begin(), s.profile.locations.end(), [](const cube4::ReadLocation& l) { return l.gpu(); })) {
+    static const std::vector<std::string> kMinMax = {"min_time", "max_time"};
+    cube4::ReadProfile extra;
+    if (!cube4::read(s.path, &extra, &err, &kMinMax)) {
+      error(err);
+      return kExitError;
+    }
+    if (extra.cnodes.size() == s.profile.cnodes.size() && extra.locations.size() == s.profile.locations.size())
+      for (cube4::ReadMetric& m : extra.metrics) s.profile.metrics.push_back(std::move(m));
   }
   prof::filter::Filter filter;
   const bool have_filter = !o.filter_file.empty();

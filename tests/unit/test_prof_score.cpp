@@ -62,6 +62,96 @@ cube4::Profile known_profile() {
   return p;
 }
 
+// A CUDA program's profile: per process ("Process", or "MPI Rank <r>" with several) two threads
+// and two GPU streams in the accelerator group "CUDA Context 1" created by that process.
+// Regions (id: name, paradigm, role):
+//   0 prog (measurement)  1 main  2 step  3 helper (compiler)  4 cudaLaunchKernel  5 cudaMemcpy
+//   6 cudaMemsetAsync (cuda, wrapper)  7 add(float*, int, float)  8 scale(float*) (cuda, function:
+//   kernels)  9 cudaMemcpy HtoD  10 cudaMemset (cuda, data transfer)
+// Call paths: 0 prog; 1 main; 2 main/step; 3 step/cudaLaunchKernel; 4 …/add; 5 …/scale;
+//   6 main/cudaMemcpy; 7 cudaMemcpy/cudaMemcpy HtoD; 8 main/cudaMemsetAsync; 9 …/cudaMemset;
+//   10 main/helper; 11 prog/step (thread 1); 12 step/cudaLaunchKernel; 13 …/add
+// Columns per process: Master thread, Pthread thread 1, CUDA[0:7], CUDA[0:13].
+cube4::Profile gpu_profile(int ranks = 1) {
+  cube4::Profile p;
+  auto region = [&](const char* name, const char* mangled, const char* paradigm, const char* role) {
+    p.regions.push_back({name, mangled, std::string(paradigm) == "compiler" ? "/src/app.cu" : "", -1, -1, paradigm, role});
+  };
+  region("prog", "prog", "measurement", "artificial");
+  region("main", "main", "compiler", "function");
+  region("step", "_Z4stepv", "compiler", "function");
+  region("helper", "_Z6helperv", "compiler", "function");
+  region("cudaLaunchKernel", "cudaLaunchKernel", "cuda", "wrapper");
+  region("cudaMemcpy", "cudaMemcpy", "cuda", "wrapper");
+  region("cudaMemsetAsync", "cudaMemsetAsync", "cuda", "wrapper");
+  region("add(float*, int, float)", "_Z3addPfif", "cuda", "function");
+  region("scale(float*)", "_Z5scalePf", "cuda", "function");
+  region("cudaMemcpy HtoD", "cudaMemcpy HtoD", "cuda", "data transfer");
+  region("cudaMemset", "cudaMemset", "cuda", "data transfer");
+  p.cnodes = {{0, -1}, {1, 0}, {2, 1}, {4, 2}, {7, 3}, {8, 3}, {5, 1}, {9, 6}, {6, 1}, {10, 8}, {3, 1}, {2, 0}, {4, 11}, {7, 12}};
+  for (int r = 0; r < ranks; ++r) {
+    cube4::Profile::Group process, accel;
+    process.name = ranks > 1 ? "MPI Rank " + std::to_string(r) : std::string("Process");
+    process.rank = accel.rank = r;
+    accel.name = "CUDA Context 1";
+    accel.type = "accelerator";
+    accel.creator = static_cast<std::int64_t>(p.groups.size());
+    p.groups.push_back(process);
+    p.groups.push_back(accel);
+    for (const char* name : {"Master thread", "Pthread thread 1", "CUDA[0:7]", "CUDA[0:13]"}) {
+      const bool stream = name[0] == 'C';
+      p.locations.push_back(name);
+      p.location_group.push_back(static_cast<std::uint32_t>(p.groups.size() - (stream ? 1 : 2)));
+      p.location_types.push_back(stream ? "accelerator stream" : "thread");
+    }
+  }
+  const std::size_t nl = p.locations.size(), n = p.cnodes.size();
+  std::vector<double> self(n * nl, 0.0);
+  p.visits.assign(n * nl, 0);
+  p.min_time.assign(n * nl, 0.0);
+  p.max_time.assign(n * nl, 0.0);
+  cube4::ExtraMetric bytes{"bytes_copied", "Bytes copied", "bytes", "", "", std::vector<std::uint64_t>(n * nl, 0)};
+  for (int r = 0; r < ranks; ++r) {
+    const std::size_t t0 = 4 * r, t1 = t0 + 1, s0 = t0 + 2, s1 = t0 + 3;
+    // Host: visits and exclusive time.
+    auto host = [&](std::size_t c, std::size_t l, std::uint64_t v, double t) {
+      p.visits[c * nl + l] = v;
+      self[c * nl + l] = t;
+    };
+    host(0, t0, 1, 1.0);
+    host(1, t0, 1, 1.499);
+    host(2, t0, 10, 5.997);
+    host(3, t0, 300, 0.003);
+    host(6, t0, 3, 1.0);
+    host(8, t0, 1, 0.001);
+    host(10, t0, 1000, 0.5);
+    host(11, t1, 5, 1.9995);
+    host(12, t1, 50, 0.0005);
+    // GPU: executions, GPU time, shortest and longest, bytes.
+    auto gpu = [&](std::size_t c, std::size_t l, std::uint64_t v, double t, double mn, double mx, std::uint64_t b) {
+      p.visits[c * nl + l] = v;
+      self[c * nl + l] = t;
+      p.min_time[c * nl + l] = mn;
+      p.max_time[c * nl + l] = mx;
+      bytes.values[c * nl + l] = b;
+    };
+    gpu(4, s0, 150, 0.3, 0.001, 0.004, 0);
+    gpu(5, s0, 100, 0.1, 0.0005, 0.002, 0);
+    gpu(7, s0, 2, 0.002, 0.0008, 0.0012, 8000000);
+    gpu(9, s0, 1, 0.0001, 0.0001, 0.0001, 1000000);
+    gpu(4, s1, 50, 0.2, 0.002, 0.008, 0);
+    gpu(13, s1, 50, 0.05, 0.0005, 0.0015, 0);
+  }
+  // Inclusive time: on the stream columns the launching paths get the time of what ran below.
+  p.time_incl = self;
+  for (std::size_t c = n; c-- > 1;)
+    for (std::size_t l = 0; l < nl; ++l) p.time_incl[static_cast<std::size_t>(p.cnodes[c].parent) * nl + l] += p.time_incl[c * nl + l];
+  for (std::size_t i = 0; i < n * nl; ++i)
+    if (p.visits[i] && p.max_time[i] == 0) p.min_time[i] = p.max_time[i] = p.time_incl[i] / static_cast<double>(p.visits[i]);
+  p.extra_metrics.push_back(std::move(bytes));
+  return p;
+}
+
 Dir& written(Dir& d) {
   std::string err;
   REQUIRE(cube4::write(d.file("profile.cubex"), known_profile(), &err));
@@ -288,4 +378,138 @@ TEST_CASE("prof-score: errors name the cause and the fix", "[prof_score]") {
   r = score(d, "-g -o /nonexistent-dir/x.filter " + d.path);
   CHECK(r.rc == 1);
   CHECK(r.err.find("cannot write /nonexistent-dir/x.filter") != std::string::npos);
+}
+
+// Worked out by hand (one process):
+//   bytes per visit: 2 × (9 + 1 + 2) = 24 for every traced region on a thread and for kernels and
+//     memsets on a stream (Enter, Leave; no metrics on streams); a host-to-device copy also writes
+//     RmaGet (10 + compressed(4,000,000 bytes per copy) = 4) and RmaOpCompleteBlocking (8): 46.
+//   host: main 1, step 10 + 5, helper 1000, cudaLaunchKernel 300 + 50, cudaMemcpy 3,
+//     cudaMemsetAsync 1 visits; GPU: add 150 + 50 + 50, scale 100, HtoD 2, cudaMemset 1.
+//   USR helper: 24,000 B, 0.5 s. COM main + step: 16 visits, 384 B, 1.499 + 5.997 + 1.9995 = 9.4955 s.
+//   CUDA (host calls): 354 visits, 8,496 B, 0.003 + 0.0005 + 1 + 0.001 = 1.0045 s.
+//   GPU: 353 executions, 250 × 24 + 100 × 24 + 2 × 46 + 24 = 8,516 B, 0.55 + 0.1 + 0.002 + 0.0001 = 0.6521 s.
+//   ALL: 1,724 visits, 24,000 + 384 + 8,496 + 8,516 = 41,396 B, 12.6521 s; max_buf is all of it (the
+//     streams' events go to the process's buffers). Raw: 32 B per Enter/Leave pair, a copy 32 + 48 + 32:
+//     32 × (1,370 host + 351 kernel and memset) + 2 × 112 = 55,296.
+TEST_CASE("prof-score: GPU streams: processes, the GPU group and the GPU activities", "[prof_score]") {
+  Dir d;
+  std::string err;
+  REQUIRE(cube4::write(d.file("profile.cubex"), gpu_profile(), &err));
+  const auto r = score(d, "-r " + d.path);
+  INFO(r.out << r.err);
+  REQUIRE(r.rc == 0);
+  const std::string& o = r.out;
+  CHECK(o.find("Profile: " + d.path + "/profile.cubex (14 call paths, 4 locations in 1 process, 2 of them GPU streams)\n") != std::string::npos);
+  CHECK(o.find("Estimated aggregate size of event trace:                   41.40 kB\n") != std::string::npos);
+  CHECK(o.find("Estimated requirements for largest trace buffer (max_buf): 41.40 kB\n") != std::string::npos);
+  CHECK(o.find("        ALL           41,396          1,724   12.652100   100.0        7338.81  ALL\n") != std::string::npos);
+  CHECK(o.find("        USR           24,000          1,000    0.500000     4.0         500.00  USR\n") != std::string::npos);
+  CHECK(o.find("        COM              384             16    9.495500    75.1      593468.75  COM\n") != std::string::npos);
+  CHECK(o.find("       PROF                0              1    1.000000     7.9     1000000.00  PROF\n") != std::string::npos);
+  CHECK(o.find("       CUDA            8,496            354    1.004500     7.9        2837.57  CUDA\n") != std::string::npos);
+  CHECK(o.find("        GPU            8,516            353    0.652100     5.2        1847.31  GPU\n") != std::string::npos);
+  // Groups in order; GPU right after CUDA.
+  CHECK(o.find("  CUDA\n") < o.find("  GPU\n"));
+  // Region rows: the kernels and copies as GPU, the host calls as CUDA; no CUDA row for a kernel.
+  CHECK(o.find("        GPU            6,000            250    0.550000     4.3        2200.00  add(float*, int, float)\n") != std::string::npos);
+  CHECK(o.find("        GPU            2,400            100    0.100000     0.8        1000.00  scale(float*)\n") != std::string::npos);
+  CHECK(o.find("        GPU               92              2    0.002000     0.0        1000.00  cudaMemcpy HtoD\n") != std::string::npos);
+  CHECK(o.find("        GPU               24              1    0.000100     0.0         100.00  cudaMemset\n") != std::string::npos);
+  CHECK(o.find("       CUDA            8,400            350    0.003500     0.0          10.00  cudaLaunchKernel\n") != std::string::npos);
+  CHECK(o.find("       CUDA               72              3    1.000000     7.9      333333.33  cudaMemcpy\n") != std::string::npos);
+  CHECK(o.find("CUDA               0") == std::string::npos);  // no empty host rows of the kernels
+  CHECK(o.find("        COM              360             15    7.996500    63.2      533100.00  step\n") != std::string::npos);
+
+  // nvprof's summary: share of the GPU time (0.6521 s), total, calls, avg, min and max over both
+  // streams (add: 0.3 + 0.2 + 0.05 s in 250 calls, 0.5 ms to 8 ms), longest first; then the bytes.
+  const std::string view =
+      "\nGPU activities on 2 GPU streams (GPU time; Min and Max of one execution):\n"
+      "            Type  Time(%)     Total     Calls       Avg       Min       Max  Name\n"
+      " GPU activities:   84.34%  550.00ms       250  2.2000ms  500.00us  8.0000ms  add(float*, int, float)\n"
+      "                   15.34%  100.00ms       100  1.0000ms  500.00us  2.0000ms  scale(float*)\n"
+      "                    0.31%  2.0000ms         2  1.0000ms  800.00us  1.2000ms  cudaMemcpy HtoD\n"
+      "                    0.02%  100.00us         1  100.00us  100.00us  100.00us  cudaMemset\n"
+      "\n"
+      "            Type      Size     Calls      Time  Throughput  Name\n"
+      "  GPU transfers:  8.0000MB         2  2.0000ms  4.0000GB/s  cudaMemcpy HtoD\n"
+      "                  1.0000MB         1  100.00us  10.000GB/s  cudaMemset\n";
+  CHECK(o.find(view) != std::string::npos);
+  CHECK(o.size() >= view.size());
+  CHECK(o.compare(o.size() - view.size(), view.size(), view) == 0);  // after the main table and the regions
+
+  const auto j = score(d, "--json " + d.path);
+  INFO(j.out);
+  REQUIRE(j.rc == 0);
+  CHECK(j.out.find("\"locations\": 4,\n  \"processes\": 1,") != std::string::npos);
+  CHECK(j.out.find("\"estimate\": {\"trace_bytes\": 41396, \"max_buf\": 41396, \"max_raw_bytes\": 55296, ") != std::string::npos);
+  CHECK(j.out.find("{\"type\": \"GPU\", \"name\": \"GPU\", \"max_buf\": 8516, \"trace_bytes\": 8516, \"visits\": 353, \"time\": 0.6521, ") !=
+        std::string::npos);
+  CHECK(j.out.find("{\"type\": \"CUDA\", \"name\": \"CUDA\", \"max_buf\": 8496, \"trace_bytes\": 8496, \"visits\": 354, \"time\": 1.0045, ") !=
+        std::string::npos);
+  CHECK(j.out.find("{\"type\": \"GPU\", \"name\": \"add(float*, int, float)\", \"max_buf\": 6000, ") != std::string::npos);
+  CHECK(j.out.find("\"gpu_streams\": 2,\n  \"gpu_time\": 0.6521,\n  \"gpu_activities\": [\n"
+                   "    {\"name\": \"add(float*, int, float)\", \"kind\": \"kernel\", \"time_percent\": 84.3428922, \"time\": 0.55, "
+                   "\"calls\": 250, \"avg\": 0.0022, \"min\": 0.0005, \"max\": 0.008},\n"
+                   "    {\"name\": \"scale(float*)\", \"kind\": \"kernel\", \"time_percent\": 15.3350713, \"time\": 0.1, "
+                   "\"calls\": 100, \"avg\": 0.001, \"min\": 0.0005, \"max\": 0.002},\n"
+                   "    {\"name\": \"cudaMemcpy HtoD\", \"kind\": \"copy\", \"time_percent\": 0.306701426, \"time\": 0.002, "
+                   "\"calls\": 2, \"avg\": 0.001, \"min\": 0.0008, \"max\": 0.0012, \"bytes\": 8000000},\n"
+                   "    {\"name\": \"cudaMemset\", \"kind\": \"memset\", \"time_percent\": 0.0153350713, \"time\": 0.0001, "
+                   "\"calls\": 1, \"avg\": 0.0001, \"min\": 0.0001, \"max\": 0.0001, \"bytes\": 1000000}\n"
+                   "  ],\n  \"gpu_transfers\": [\n"
+                   "    {\"name\": \"cudaMemcpy HtoD\", \"bytes\": 8000000, \"calls\": 2, \"time\": 0.002, \"gb_per_s\": 4},\n"
+                   "    {\"name\": \"cudaMemset\", \"bytes\": 1000000, \"calls\": 1, \"time\": 0.0001, \"gb_per_s\": 10}\n"
+                   "  ]\n}\n") != std::string::npos);
+
+  // -c 2: metric values come with the host's events, not with the streams' (2 × (14 + 2 × 9) = 64 B more per visit).
+  const auto c = score(d, "-r -c 2 " + d.path);
+  CHECK(c.out.find("        USR           88,000          1,000    0.500000     4.0         500.00  helper\n") != std::string::npos);
+  CHECK(c.out.find("        GPU            6,000            250    0.550000     4.3        2200.00  add(float*, int, float)\n") != std::string::npos);
+
+  // -f: a filter leaves the GPU rows alone (they are not compiler-instrumented).
+  {
+    std::ofstream f(d.file("f.filter"));
+    f << "PROF_REGION_NAMES_BEGIN\n  EXCLUDE helper add*\nPROF_REGION_NAMES_END\n";
+  }
+  const auto flt = score(d, "-f " + d.file("f.filter") + " " + d.path);
+  INFO(flt.out << flt.err);
+  CHECK(flt.out.find("  -     GPU            8,516            353    0.652100     5.2        1847.31  GPU-FLT\n") != std::string::npos);
+  CHECK(flt.out.find("  +     FLT           24,000          1,000    0.500000     4.0         500.00  FLT\n") != std::string::npos);
+}
+
+TEST_CASE("prof-score: GPU streams of two MPI ranks: each rank's streams are in its process", "[prof_score]") {
+  Dir d;
+  std::string err;
+  REQUIRE(cube4::write(d.file("profile.cubex"), gpu_profile(2), &err));
+  const auto r = score(d, d.path);
+  INFO(r.out << r.err);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("(14 call paths, 8 locations in 2 processes, 4 of them GPU streams)\n") != std::string::npos);
+  // Both ranks the same: twice the events, each rank's buffer as large as the one process's above.
+  CHECK(r.out.find("Estimated aggregate size of event trace:                   82.79 kB\n") != std::string::npos);
+  CHECK(r.out.find("Estimated requirements for largest trace buffer (max_buf): 41.40 kB\n") != std::string::npos);
+  CHECK(r.out.find("        GPU            8,516            706    1.304200     5.2        1847.31  GPU\n") != std::string::npos);
+  CHECK(r.out.find(" GPU activities:   84.34%   1.1000s       500  2.2000ms  500.00us  8.0000ms  add(float*, int, float)\n") != std::string::npos);
+  CHECK(r.out.find("  GPU transfers:  16.000MB         4  4.0000ms  4.0000GB/s  cudaMemcpy HtoD\n") != std::string::npos);
+  const auto j = score(d, "--json " + d.path);
+  CHECK(j.out.find("\"locations\": 8,\n  \"processes\": 2,") != std::string::npos);
+  CHECK(j.out.find("\"gpu_streams\": 4,") != std::string::npos);
+}
+
+TEST_CASE("prof-score: a profile without GPU streams has no GPU group or view", "[prof_score]") {
+  Dir d;
+  written(d);
+  const auto r = score(d, "-r " + d.path);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("GPU") == std::string::npos);
+  CHECK(r.out.find("GPU stream") == std::string::npos);
+  const auto j = score(d, "--json " + d.path);
+  REQUIRE(j.rc == 0);
+  CHECK(j.out.find("gpu") == std::string::npos);
+  CHECK(j.out.find("\"processes\": 1,") != std::string::npos);
+  CHECK(j.out.compare(j.out.size() - 7, 7, "\n  ]\n}\n") == 0);  // the regions list ends it
+  const auto h = score(d, "-h");
+  CHECK(h.rc == 0);
+  CHECK(h.out.find("\"GPU activities\" table like\nnvprof's") != std::string::npos);
 }
