@@ -592,6 +592,42 @@ def run_tool(cmd):
     return p.returncode, p.stdout, p.stderr
 
 
+CONFLICT = "another tool already holds CUPTI's subscriber"
+
+
+def check_conflict(name, outdir, tools, out, err, fail):
+    """The program "conflict": another CUPTI subscriber came first. prof says so in exactly one
+    line, the program's CPU side is measured (a valid trace and profile) and nothing of CUDA is."""
+    held = re.search(r"PROF_HOLDER cuptiSubscribe=(\d+)", out)
+    if not held or held.group(1) != "0":
+        fail.add("the holder library did not take CUPTI's subscriber first (%s)"
+                 % (held.group(0) if held else "no PROF_HOLDER line"))
+    lines = [l for l in err.splitlines() if l.startswith("prof")]
+    if len(lines) != 1 or CONFLICT not in lines[0]:
+        fail.add("expected exactly one prof line naming the conflict (%r), got %r" % (CONFLICT, lines))
+    anchor = os.path.join(outdir, name, "traces.otf2")
+    rc, o, e = run_tool(["/usr/bin/python3", os.path.join(tools, "otf2_check.py"), anchor])
+    if rc != 0:
+        fail.add("otf2_check.py: %s" % ((o + e).strip().splitlines() or ["(no output)"])[-1])
+    cube = os.path.join(outdir, name, "profile.cubex")
+    rc, o, e = run_tool(["/usr/bin/python3", os.path.join(tools, "cubex_check.py"), cube])
+    if rc != 0:
+        fail.add("cubex_check.py: %s" % ((o + e).strip().splitlines() or ["(no output)"])[-1])
+    import otf2
+    with otf2.reader.open(anchor) as t:
+        d = t.definitions
+        streams = [l.name for l in d.locations if l.type == otf2.LocationType.ACCELERATOR_STREAM]
+        cuda = [r.name for r in d.regions if r.paradigm == otf2.Paradigm.CUDA]
+        main = [r.name for r in d.regions if r.name == "main"]
+    if streams or cuda:
+        fail.add("CUDA was recorded although CUPTI was taken: streams %r, CUDA regions %r" % (streams, cuda[:5]))
+    if not main:
+        fail.add("the CPU side was not recorded: no region main")
+    if fail:
+        return "FAIL", fail.finish()
+    return "PASS", ["one line names the conflict; CPU side only (no stream, no CUDA region)"]
+
+
 def check_program(name, outdir, tools, profile=True):
     """Returns ('PASS'|'FAIL'|'SKIP', [lines])."""
     fail = Failures()
@@ -607,6 +643,8 @@ def check_program(name, outdir, tools, profile=True):
     if status != "0":
         last = (err.strip().splitlines() or ["(no stderr)"])[-1]
         return "FAIL", ["the run exited with status %s; last stderr line: %s" % (status, last)]
+    if name == "conflict":
+        return check_conflict(name, outdir, tools, out, err, fail)
     for line in err.splitlines():
         if re.match(r"^prof(\[[^]]*\])?: (error|warning)", line):
             fail.add("prof reported: %s" % line.strip(), kind="prof message")
