@@ -105,18 +105,23 @@ tree calls_function_named(tree* tp, int* walk_subtrees, void* prefix) {
 }
 
 /// The host code nvcc (cudafe++) generates into every .cu translation unit: the kernels' launch
-/// stubs (__device_stub__*), the host-side kernel functions that only call them (they carry the
-/// kernel's own name and source line: found by that call), the registration functions
+/// stubs (__device_stub__*, __wrapper__device_stub_* for template kernels), the host-side kernel
+/// functions that only call them (they carry the kernel's own name and source line: found by that
+/// call), the registration functions
 /// (__cudaRegister*, __sti____cudaRegisterAll, __nv_cudaEntityRegisterCallback) and the CUDA
 /// headers' static helpers (____nv_dummy_param_ref, __internal_cast_u2st...). Matched on the
 /// plain identifier, not the mangled name (a static C++ function's is "_ZL31__nv_...").
 bool nvcc_generated(tree fn) {
   const char* id = DECL_NAME(fn) ? IDENTIFIER_POINTER(DECL_NAME(fn)) : "";
-  static const char* const kPrefixes[] = {"__device_stub_", "__cuda", "__sti____cuda", "__nv_", "____nv_", "__internal_"};
+  static const char* const kPrefixes[] = {"__device_stub_", "__wrapper__device_stub_", "__cuda", "__sti____cuda",
+                                          "__nv_", "____nv_", "__internal_"};
   for (const char* p : kPrefixes)
     if (starts_with(id, p)) return true;
+  // A template kernel's host function calls the stub through __wrapper__device_stub_<name><T>.
   static char device_stub[] = "__device_stub_";
-  return DECL_SAVED_TREE(fn) && walk_tree_without_duplicates(&DECL_SAVED_TREE(fn), calls_function_named, device_stub);
+  static char wrapper_stub[] = "__wrapper__device_stub_";
+  return DECL_SAVED_TREE(fn) && (walk_tree_without_duplicates(&DECL_SAVED_TREE(fn), calls_function_named, device_stub) ||
+                                 walk_tree_without_duplicates(&DECL_SAVED_TREE(fn), calls_function_named, wrapper_stub));
 }
 
 /// Functions that are never instrumented, whatever the filter says.

@@ -593,6 +593,56 @@ def run_tool(cmd):
 
 
 CONFLICT = "another tool already holds CUPTI's subscriber"
+LAUNCHES = ("cudaLaunchKernel", "cudaGraphLaunch", "cudaLaunchCooperativeKernel", "cudaLaunchKernelExC")
+
+
+def check_profile_gpu(cube, procs, fail):
+    """The profile's GPU side, read from the .cubex's anchor.xml (tar) independently of prof: every
+    kernel region sits in a call path whose parent is the host call that launched it
+    (cudaLaunchKernel, cudaGraphLaunch), in the columns of accelerator streams only; and prof-score
+    --json counts each kernel's executions as the program launched them."""
+    import tarfile
+    import xml.etree.ElementTree as ET
+    with tarfile.open(cube) as t:
+        root = ET.fromstring(t.extractfile("anchor.xml").read())
+    regions = {r.get("id"): r.findtext("name") or "" for r in root.iter("region")}
+    # GPU regions only: nvcc's host function named like a template kernel is a CPU region.
+    cuda = {r.get("id") for r in root.iter("region") if (r.findtext("paradigm") or "") == "cuda"}
+    stream_locs = [l for l in root.iter("location") if l.findtext("type") == "accelerator stream"]
+    if not stream_locs:
+        fail.add("profile %s: no 'accelerator stream' location" % cube, kind="profile")
+    bases = sorted({it.name for p in procs.values() for it in p.items() if it.kind == "kernel"})
+
+    def walk(node, parent_name):
+        name = regions.get(node.get("calleeId"), "")
+        for base in bases:
+            if node.get("calleeId") in cuda and kernel_matches(base, name) and parent_name not in LAUNCHES:
+                fail.add("profile: kernel %r sits under %r, not under the call that launched it" % (name, parent_name),
+                         kind="profile kernel path")
+        for child in node.findall("cnode"):
+            walk(child, name)
+
+    for top in root.find("program").findall("cnode"):
+        walk(top, "")
+    score = os.path.join(os.environ.get("PROF_BUILD", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build")),
+                         "bin", "prof-score")
+    if not os.path.exists(score):
+        return
+    rc, o, e = run_tool([score, "--json", cube])
+    if rc != 0:
+        fail.add("prof-score --json %s failed: %s" % (cube, (e.strip().splitlines() or [""])[-1]), kind="profile")
+        return
+    import json
+    calls = collections.Counter()
+    for a in json.loads(o).get("gpu_activities", []):
+        if a.get("kind") == "kernel":
+            for base in bases:
+                if kernel_matches(base, a["name"]):
+                    calls[base] += a["calls"]
+    want = collections.Counter(it.name for p in procs.values() for it in p.items() if it.kind == "kernel")
+    if calls != want:
+        fail.add("profile: kernel executions per kernel %s, the program launched %s" % (dict(calls), dict(want)),
+                 kind="profile kernel visits")
 
 
 def check_conflict(name, outdir, tools, out, err, fail):
@@ -677,6 +727,8 @@ def check_program(name, outdir, tools, profile=True):
             rc, o, e = run_tool(["/usr/bin/python3", os.path.join(tools, "cubex_check.py"), cube])
             if rc != 0:
                 fail.add("cubex_check.py: %s" % ((o + e).strip().splitlines() or ["(no output)"])[-1])
+            else:
+                check_profile_gpu(cube, procs, fail)
 
     # The CUDA model.
     try:
