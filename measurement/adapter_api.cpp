@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "measurement/adapter_api.hpp"
 
+#include <vector>
+
 #include "measurement/events.hpp"
 #include "measurement/log.hpp"
 #include "measurement/runtime.hpp"
@@ -65,10 +67,11 @@ ProfileNode* gpu_child(Location* loc, ProfileNode* parent, RegionId region) {
 
 void gpu_activity(Location* stream, const void* path, RegionId region, Timestamp start, Timestamp end, std::uint64_t bytes) {
   if (!stream || !stream->profiling || !g_recording) return;
-  // The host path's regions, root excluded, outermost first.
-  RegionId regions_on_path[256];
-  std::size_t depth = 0;
-  for (auto* n = static_cast<const ProfileNode*>(path); n && n->parent && depth < 255; n = n->parent) regions_on_path[depth++] = n->region;
+  // The host path's regions, root excluded, innermost first (the whole path, however deep).
+  thread_local std::vector<RegionId> regions_on_path;
+  regions_on_path.clear();
+  for (auto* n = static_cast<const ProfileNode*>(path); n && n->parent; n = n->parent) regions_on_path.push_back(n->region);
+  const std::size_t depth = regions_on_path.size();
   ProfileNode* node = &stream->root_node;
   const std::uint64_t d = end > start ? end - start : 0;
   for (std::size_t i = depth; i-- > 0;) {

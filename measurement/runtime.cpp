@@ -92,6 +92,7 @@ std::atomic<int> g_init_state{0};   // 0 none, 1 running, 2 done
 std::atomic<bool> g_finalized{false};
 std::atomic<bool> g_in_signal{false};  // finalize runs from a fatal signal: the job is being stopped
 std::atomic<bool> g_finalize_done{false};  // the write-out is over
+std::atomic<bool> g_finalize_started{false};  // finalize runs (its adapters' part comes before g_finalized)
 std::atomic<int> g_pending_signal{0};      // SIGTERM/SIGINT that came during the write-out
 
 void release_chunk(void* c) { g_state->events.release(c); }
@@ -403,7 +404,7 @@ constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTE
 
 void on_fatal_signal(int sig) {
   static std::atomic<int> in_handler{0};
-  if ((sig == SIGTERM || sig == SIGINT) && g_finalized.load() && !g_finalize_done.load() && in_handler.load() == 0) {
+  if ((sig == SIGTERM || sig == SIGINT) && g_finalize_started.load() && !g_finalize_done.load() && in_handler.load() == 0) {
     // The write-out is already running (the program ended; mpirun now stops the job because
     // another rank failed): let it finish quickly instead of dying with the data unwritten; the
     // signal takes effect when it is over (end of finalize).
@@ -411,7 +412,7 @@ void on_fatal_signal(int sig) {
     g_pending_signal.store(sig);
     return;
   }
-  if (in_handler.exchange(1) == 0 && !g_finalized.load()) {
+  if (in_handler.exchange(1) == 0 && !g_finalize_started.load()) {
     char msg[160];
     int n = std::snprintf(msg, sizeof msg, "prof: error: the program was stopped by signal %d (%s); writing the data measured so far\n",
                           sig, strsignal(sig));
@@ -547,7 +548,6 @@ Location* create_location() {
   int saved = errno;
   auto* loc = new Location;
   loc->index = s->next_index.fetch_add(1);
-  loc->global_id = (static_cast<std::uint64_t>(loc->index) << 32) | s->rank;
   bool main_thread = ::gettid() == ::getpid();
   loc->name = main_thread ? "Master thread" : "Pthread thread " + std::to_string(loc->index);
   loc->tracing = config::g_values.enable_tracing;
@@ -567,6 +567,8 @@ Location* create_location() {
   }
   {
     std::lock_guard<std::mutex> lock(s->mutex);
+    // The id embeds the rank, which ready() may change (at MPI_Init) under the same lock.
+    loc->global_id = (static_cast<std::uint64_t>(loc->index) << 32) | s->rank;
     s->locations.push_back(loc);
   }
   for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
@@ -582,7 +584,6 @@ Location* create_detached_location(const std::string& name, LocationType type, c
   if (!s || g_phase.load(std::memory_order_relaxed) != static_cast<int>(Phase::Within)) return nullptr;
   auto* loc = new Location;
   loc->index = s->next_index.fetch_add(1);
-  loc->global_id = (static_cast<std::uint64_t>(loc->index) << 32) | s->rank;
   loc->name = name;
   loc->type = type;
   loc->group = group;
@@ -593,6 +594,8 @@ Location* create_detached_location(const std::string& name, LocationType type, c
   loc->root_node = ProfileNode{s->root_region, 0, nullptr, nullptr, nullptr, 0, 0, ~std::uint64_t{0}, 0};
   loc->current_node = &loc->root_node;
   std::lock_guard<std::mutex> lock(s->mutex);
+  // The id embeds the rank, which ready() may change (at MPI_Init) under the same lock.
+  loc->global_id = (static_cast<std::uint64_t>(loc->index) << 32) | s->rank;
   s->locations.push_back(loc);
   return loc;
 }
@@ -754,15 +757,12 @@ std::uint64_t next_thread_seq() { return g_state ? g_state->thread_seq.fetch_add
 
 void finalize(int exit_status) {
   State* s = g_state;
-  if (!s || g_finalized.load()) return;
-  // Adapters hand over what they buffered (CUPTI's activity records) while recording still runs.
-  {
-    static std::atomic<bool> adapters_done{false};
-    if (!adapters_done.exchange(true))
-      for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
-        if ((*a)->finalize) (*a)->finalize();
-  }
-  if (g_finalized.exchange(true)) return;
+  if (!s || g_finalize_started.exchange(true)) return;
+  // Adapters hand over what they buffered (CUPTI's activity records) while recording still runs
+  // (in a signal handler they only close their state: api::stop_requested()).
+  for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
+    if ((*a)->finalize) (*a)->finalize();
+  g_finalized.store(true);
   int saved = errno;
   Location* self = tls_location;
   if (self) self->busy = true;

@@ -41,7 +41,7 @@ constexpr std::size_t kAlign = 8;
 
 std::uint64_t g_enable = 0;
 bool g_subscribed = false;
-bool g_activity = false;
+std::atomic<bool> g_activity{false};  // activity records are on; read by every callback
 CUpti_SubscriberHandle g_subscriber;
 
 // ---- API regions, one per (domain, callback id), defined at first use ----
@@ -146,7 +146,9 @@ RegionId g_copy_regions[16];
 RegionId g_memset_region = kNoRegion;
 comms::CommId g_window = comms::kNoComm;  // the process's CUDA communicator = its RMA window
 std::uint64_t g_matching = 0;
-std::uint64_t g_items = 0, g_reordered = 0, g_dropped = 0, g_buffers_refused = 0;
+std::uint64_t g_items = 0, g_reordered = 0, g_dropped = 0, g_bad_times = 0, g_unknown_issuer = 0;
+bool g_closed = false;  // finalize is over: buffers that still come back are only freed
+std::atomic<std::uint64_t> g_buffers_refused{0};  // CUPTI's requests beyond the limit (it asks again per record)
 std::atomic<std::uint64_t> g_outstanding{0};  // bytes of buffers CUPTI holds
 
 RegionId define_gpu_region(const std::string& name, const std::string& canonical, regions::Role role) {
@@ -207,6 +209,7 @@ Issuer issuer(std::uint32_t c, std::uint32_t runtime_c) {
     auto it = g_corr->find(key);
     if (it != g_corr->end()) return it->second;
   }
+  ++g_unknown_issuer;  // consumer lock held: counted, reported with PROF_VERBOSE
   return Issuer{};
 }
 
@@ -220,6 +223,12 @@ void prune_correlations() {
 }
 
 void write_item(const Item& it) {
+  // CUPTI leaves a record's times 0 when it had no memory for the GPU's timestamps: such a record
+  // cannot be placed (and an Enter at 0 would lie before the trace's start).
+  if (it.start == 0 || it.end < it.start) {
+    ++g_bad_times;
+    return;
+  }
   Stream& s = stream_of(it);
   if (!s.loc) return;
   if (it.start < s.last) ++g_reordered;  // the writer clamps it to the stream's last time
@@ -331,8 +340,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   // Bounded: beyond PROF_CUDA_BUFFER CUPTI gets no buffer and drops records (counted).
   if (g_outstanding.fetch_add(kBufferBytes) + kBufferBytes > api::values().cuda_buffer) {
     g_outstanding.fetch_sub(kBufferBytes);
-    std::lock_guard<std::mutex> lock(g_consumer);
-    ++g_buffers_refused;
+    g_buffers_refused.fetch_add(1, std::memory_order_relaxed);  // no lock: CUPTI asks on the launching thread
     return;
   }
   void* p = std::aligned_alloc(kAlign, kBufferBytes);
@@ -363,8 +371,15 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   });
   std::lock_guard<std::mutex> lock(g_consumer);
   g_dropped += dropped;
+  if (g_closed) return;  // after finalize: the experiment is being written
   for (const Item& it : batch) write_item(it);
   prune_correlations();
+}
+
+void disable_activity() {
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
 }
 
 const char* result_string(CUptiResult r) {
@@ -464,28 +479,33 @@ int adapter_init() {
   if (g_enable & config::kCudaKernel) ok = ok && check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enabling kernel records");
   if (g_enable & config::kCudaMemcpy) ok = ok && check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enabling copy records");
   if (g_enable & config::kCudaMemset) ok = ok && check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enabling memset records");
-  if (!ok) return 0;
+  if (!ok) {
+    disable_activity();  // what was switched on before the failure
+    return 0;
+  }
   cuptiActivityFlushPeriod(100);  // ms: CUPTI's thread hands over full and old buffers
   g_activity = true;
   return 0;
 }
 
 void adapter_finalize() {
-  if (g_activity) {
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    g_activity = false;
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+  nvtx::finalize();
+  if (g_activity.exchange(false)) {
+    // Off first, so that no new records come; then what CUPTI holds. In a signal handler the
+    // driver or CUPTI may hold their own locks: no flush there, the CPU side is written as usual.
+    disable_activity();
+    if (!api::stop_requested()) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::lock_guard<std::mutex> lock(g_consumer);
-    if (g_dropped || g_buffers_refused) {
-      const std::string text = "CUDA: CUPTI dropped " + std::to_string(g_dropped) + " GPU activity records (" +
-                               std::to_string(g_buffers_refused) +
-                               " buffers refused at the PROF_CUDA_BUFFER limit); raise PROF_CUDA_BUFFER";
+    g_closed = true;
+    if (g_dropped || g_buffers_refused.load()) {
+      const std::string text = "CUDA: CUPTI dropped " + std::to_string(g_dropped) +
+                               " GPU activity records: its buffers were full at the PROF_CUDA_BUFFER limit (" +
+                               std::to_string(api::values().cuda_buffer >> 20) + " MiB); raise PROF_CUDA_BUFFER";
       api::warning(text.c_str());
     }
     const std::string info = "CUDA: " + std::to_string(g_items) + " GPU activities on " + std::to_string(g_streams->size()) +
-                             " streams, " + std::to_string(g_reordered) + " out of order";
+                             " streams, " + std::to_string(g_reordered) + " out of order, " + std::to_string(g_bad_times) +
+                             " without GPU times (left out), " + std::to_string(g_unknown_issuer) + " of unknown host call";
     api::info(1, info.c_str());
   }
   if (g_subscribed) {

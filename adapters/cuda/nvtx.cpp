@@ -12,6 +12,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <cwchar>
@@ -49,7 +50,9 @@ std::deque<std::string>* g_strings;  // registered strings: their handles point 
 std::unordered_map<std::string, RegionId>* g_regions;
 std::unordered_map<nvtxRangeId_t, OpenRange>* g_open;
 nvtxRangeId_t g_next_range = 1;
-bool g_on = false;
+std::atomic<bool> g_on{false};  // recording NVTX ranges (after init, until finalize)
+bool g_closed = false;          // finalize closed the open ranges (g_mutex)
+const char* g_other_tool = nullptr;  // NVTX_INJECTION64_PATH named another tool at start
 
 // The calling thread's push/pop stack: one entry per open range.
 struct Pushed {
@@ -93,6 +96,7 @@ RegionId region_locked(const std::string& name) {
 Domain* domain_of(nvtxDomainHandle_t h) { return h ? reinterpret_cast<Domain*>(h) : g_default; }
 
 int push(Domain* d, const std::string& message) {
+  if (!g_on.load(std::memory_order_acquire)) return 0;
   RegionId region;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -109,6 +113,7 @@ int push(Domain* d, const std::string& message) {
 }
 
 int pop(const Domain* d) {
+  if (!g_on.load(std::memory_order_acquire)) return 0;
   for (std::size_t i = t_stack.size(); i-- > 0;) {
     if (t_stack[i].domain != d) continue;
     const Pushed p = t_stack[i];
@@ -124,7 +129,9 @@ int pop(const Domain* d) {
 }
 
 nvtxRangeId_t start(Domain* d, const std::string& message) {
+  if (!g_on.load(std::memory_order_acquire)) return 0;
   std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_closed) return 0;
   const RegionId region = region_locked(message);
   std::size_t lane = 0;
   while (lane < d->lanes.size() && d->lane_busy[lane]) ++lane;
@@ -144,7 +151,9 @@ nvtxRangeId_t start(Domain* d, const std::string& message) {
 }
 
 void end(nvtxRangeId_t id) {
+  if (!g_on.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_closed) return;
   auto it = g_open->find(id);
   if (it == g_open->end()) return;
   const OpenRange r = it->second;
@@ -192,7 +201,7 @@ void set(NvtxFunctionTable table, unsigned size, unsigned id, F f) {
 }
 
 int initialize(NvtxGetExportTableFunc_t get) {
-  if (!g_on || !get) return 0;
+  if (!get || !g_domains) return 0;
   const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get(NVTX_ETID_CALLBACKS));
   if (!callbacks || !callbacks->GetModuleFunctionTable) return 0;
   NvtxFunctionTable core = nullptr, core2 = nullptr;
@@ -217,12 +226,16 @@ int initialize(NvtxGetExportTableFunc_t get) {
     set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, &register_a);
     set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, &register_w);
   }
+  // NVTX read the variable once, at its first call: child processes need not inherit it.
+  ::unsetenv("NVTX_INJECTION64_PATH");
   return 1;
 }
 
-}  // namespace
-
-void init() {
+// Before anything of the program runs (shared libraries' constructors come before the
+// executable's static initialisers, which may already call NVTX): libprof_cuda.so names itself
+// as NVTX's injection library, unless another tool is named there. The entry points do nothing
+// until init() (the configuration decides whether NVTX is recorded).
+__attribute__((constructor)) void preset() {
   g_default = new Domain{"default", {}, {}};
   g_domains = new std::deque<Domain>;
   g_strings = new std::deque<std::string>;
@@ -230,18 +243,37 @@ void init() {
   g_open = new std::unordered_map<nvtxRangeId_t, OpenRange>;
   const char* other = std::getenv("NVTX_INJECTION64_PATH");
   Dl_info self;
-  if (!::dladdr(reinterpret_cast<void*>(&init), &self) || !self.dli_fname) {
-    api::warning("NVTX: cannot find libprof_cuda.so's own path; NVTX ranges are not recorded");
+  if (!::dladdr(reinterpret_cast<void*>(&preset), &self) || !self.dli_fname) return;
+  if (other && *other && std::strcmp(other, self.dli_fname) != 0) {
+    g_other_tool = other;
     return;
   }
-  if (other && *other && std::strcmp(other, self.dli_fname) != 0) {
-    const std::string text = std::string("NVTX: NVTX_INJECTION64_PATH names another tool (") + other +
+  ::setenv("NVTX_INJECTION64_PATH", self.dli_fname, 1);
+}
+
+}  // namespace
+
+void init() {
+  if (g_other_tool) {
+    const std::string text = std::string("NVTX: NVTX_INJECTION64_PATH names another tool (") + g_other_tool +
                              "); prof records no NVTX ranges (unset it, or PROF_CUDA_ENABLE without nvtx to silence this)";
     api::warning(text.c_str());
     return;
   }
-  ::setenv("NVTX_INJECTION64_PATH", self.dli_fname, 1);
-  g_on = true;
+  g_on.store(true, std::memory_order_release);
+}
+
+void finalize() {
+  if (!g_on.exchange(false)) return;
+  // Start/end ranges still open end now, on their lanes; nothing is written to the lanes after.
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const Timestamp t = api::now();
+  for (const auto& [id, r] : *g_open) {
+    api::event(r.domain->lanes[r.lane], t, RecordType::Leave, r.region, 0, nullptr, 0);
+    r.domain->lane_busy[r.lane] = false;
+  }
+  g_open->clear();
+  g_closed = true;
 }
 
 }  // namespace prof::cuda::nvtx

@@ -3,7 +3,11 @@
 #pragma once
 
 namespace prof::cuda::nvtx {
-/// Points NVTX_INJECTION64_PATH at libprof_cuda.so (unless another tool's library is named
-/// there: then one warning, and no NVTX ranges). Before the program's first NVTX call.
+/// Starts recording NVTX ranges. libprof_cuda.so named itself in NVTX_INJECTION64_PATH in its
+/// constructor, before the program's first NVTX call (unless another tool's library was named
+/// there: then one warning here, and no NVTX ranges).
 void init();
+/// Ends start/end ranges still open (their Leave now, on their lanes) and stops recording; before
+/// the experiment is written.
+void finalize();
 }  // namespace prof::cuda::nvtx

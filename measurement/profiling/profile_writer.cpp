@@ -112,7 +112,7 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
   if (!streams.empty()) {
     // Explicit groups: the process, then one accelerator group per GPU context.
     cube4::Profile::Group process;
-    process.name = p.process;
+    process.name = p.process.empty() ? std::string("Process") : p.process;
     process.rank = p.rank;
     process.node = p.node;
     p.groups.push_back(process);

@@ -633,8 +633,13 @@ def check_profile_gpu(cube, procs, fail):
         fail.add("prof-score --json %s failed: %s" % (cube, (e.strip().splitlines() or [""])[-1]), kind="profile")
         return
     import json
+    score = json.loads(o)
+    # The streams' accelerator groups belong to their processes (Creating location group).
+    if score.get("processes") != len(procs):
+        fail.add("prof-score counts %r processes in the profile; the program ran %d" % (score.get("processes"), len(procs)),
+                 kind="profile processes")
     calls = collections.Counter()
-    for a in json.loads(o).get("gpu_activities", []):
+    for a in score.get("gpu_activities", []):
         if a.get("kind") == "kernel":
             for base in bases:
                 if kernel_matches(base, a["name"]):
@@ -678,6 +683,43 @@ def check_conflict(name, outdir, tools, out, err, fail):
     return "PASS", ["one line names the conflict; CPU side only (no stream, no CUDA region)"]
 
 
+def check_dropped(name, outdir, tools, out, err, fail):
+    """The program "dropped": 200,000 kernels with PROF_CUDA_BUFFER=2M, more than CUPTI can keep
+    between flushes. prof reports the dropped records in one line, and the trace holds exactly the
+    kernels that were not dropped (launched - dropped), none twice, on one stream."""
+    launched = re.search(r"PROF_INFO rank=0 kernels=(\d+)", out)
+    lines = [l for l in err.splitlines() if l.startswith("prof")]
+    m = [re.search(r"CUPTI dropped (\d+) GPU activity records", l) for l in lines]
+    m = [x for x in m if x]
+    if not launched:
+        fail.add("no PROF_INFO line: the program did not finish")
+    if len(m) != 1 or len(lines) != 1:
+        fail.add("expected exactly one prof line reporting dropped records, got %r" % lines)
+    anchor = os.path.join(outdir, name, "traces.otf2")
+    rc, o, e = run_tool(["/usr/bin/python3", os.path.join(tools, "otf2_check.py"), anchor])
+    if rc != 0:
+        fail.add("otf2_check.py: %s" % ((o + e).strip().splitlines() or ["(no output)"])[-1])
+    if fail:
+        return "FAIL", fail.finish()
+    dropped, n = int(m[0].group(1)), int(launched.group(1))
+    import otf2
+    kernels = 0
+    with otf2.reader.open(anchor) as t:
+        for loc, ev in t.events:
+            if (isinstance(ev, otf2.events.Enter) and loc.type == otf2.LocationType.ACCELERATOR_STREAM
+                    and "tiny" in (ev.region.name or "")):
+                kernels += 1
+    if dropped <= 0:
+        fail.add("the buffer limit made CUPTI drop nothing (the test needs drops: raise the kernel count)")
+    # The drops may include the program's one memset and one copy besides its kernels.
+    if not n <= kernels + dropped <= n + 2:
+        fail.add("%d kernels in the trace + %d reported dropped does not account for the %d launched"
+                 % (kernels, dropped, n))
+    if fail:
+        return "FAIL", fail.finish()
+    return "PASS", ["%d launched, %d in the trace, %d dropped and reported in one line" % (n, kernels, dropped)]
+
+
 def check_program(name, outdir, tools, profile=True):
     """Returns ('PASS'|'FAIL'|'SKIP', [lines])."""
     fail = Failures()
@@ -695,6 +737,8 @@ def check_program(name, outdir, tools, profile=True):
         return "FAIL", ["the run exited with status %s; last stderr line: %s" % (status, last)]
     if name == "conflict":
         return check_conflict(name, outdir, tools, out, err, fail)
+    if name == "dropped":
+        return check_dropped(name, outdir, tools, out, err, fail)
     for line in err.splitlines():
         if re.match(r"^prof(\[[^]]*\])?: (error|warning)", line):
             fail.add("prof reported: %s" % line.strip(), kind="prof message")

@@ -18,7 +18,8 @@
 #                                             the otf2 module, otf2-print, ../shared/tools)
 #
 # Options: --prog NAME (repeatable) restricts to those programs: streams many_kernels spin nvtx
-# graph mpi_cuda conflict (streams.cu with cupti_holder.cpp preloaded: another tool holds CUPTI).
+# graph mpi_cuda conflict (streams.cu with cupti_holder.cpp preloaded: another tool holds CUPTI)
+# dropped (many_kernels.cu, 200,000 kernels with PROF_CUDA_BUFFER=2M: CUPTI must drop records).
 # Several phase options may be given; none means all three.
 # Environment: PROF_BUILD (prof's build directory, default <repo>/build), NVCC (default: nvcc on
 # PATH, else $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc), PROF_GPU_ARCH (default 90:
@@ -36,7 +37,7 @@ repo=$(cd "$here/../.." && pwd)
 build=${PROF_BUILD:-$repo/build}
 arch=${PROF_GPU_ARCH:-90}
 limit=${PROF_GPU_TIMEOUT:-300}
-all_progs="streams many_kernels spin nvtx graph mpi_cuda conflict"
+all_progs="streams many_kernels spin nvtx graph mpi_cuda conflict dropped"
 clean_env="env -u PROF_BUILD -u PROF_GPU_ARCH -u PROF_GPU_TIMEOUT -u PROF_GPU_NO_DEVICE_CHECK -u PROF_SHARED_TOOLS"
 
 usage() {
@@ -122,6 +123,8 @@ build_phase() {
       cudalib=$(dirname "$(dirname "$nvcc")")/lib64
       "$wrap" nvcc -O2 -ccbin mpicxx "$gencode" -c "$here/$p.cu" -o "$outdir/build/$p.o" >"$log" 2>&1 &&
         "$wrap" mpicxx -O2 "$outdir/build/$p.o" -o "$outdir/bin/$p" -L"$cudalib" -Wl,-rpath,"$cudalib" -lcudart >>"$log" 2>&1
+    elif [ "$p" = dropped ]; then
+      "$wrap" nvcc -O2 "$gencode" "$here/many_kernels.cu" -o "$outdir/bin/$p" >"$log" 2>&1
     elif [ "$p" = conflict ]; then
       # streams.cu again, with a library that takes CUPTI's subscriber first (preloaded at run).
       cuda=$(dirname "$(dirname "$nvcc")")
@@ -188,6 +191,9 @@ run_phase() {
         timeout "$limit" mpirun --allow-run-as-root --oversubscribe -np 2 \
         -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY="$exp" -x LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
         "$outdir/bin/$p" >"$outdir/$p.out" 2>"$outdir/$p.err"
+    elif [ "$p" = dropped ]; then
+      PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=$exp PROF_CUDA_BUFFER=2M PROF_TOTAL_MEMORY=64M $clean_env \
+        timeout "$limit" "$outdir/bin/$p" 200000 >"$outdir/$p.out" 2>"$outdir/$p.err"
     elif [ "$p" = conflict ]; then
       PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=$exp LD_PRELOAD=$outdir/bin/libcupti_holder.so $clean_env \
         timeout "$limit" "$outdir/bin/$p" >"$outdir/$p.out" 2>"$outdir/$p.err"
