@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "measurement/buffer.hpp"
 #include "measurement/compiler.hpp"
@@ -114,6 +115,14 @@ struct Location {
   std::uint64_t flushes = 0;
   std::uint64_t profile_folded = 0;     ///< visits to call paths not created for lack of memory
   std::uint64_t profile_too_deep = 0;   ///< visits below PROF_PROFILING_MAX_CALLPATH_DEPTH, folded
+
+  // Sampling (measurement/sampling): the thread's interrupt sources, the instrumented stack
+  // replayed from its records when samples are resolved, and counts of its signal handler.
+  void* sampler = nullptr;
+  std::vector<RegionId>* replay = nullptr;
+  std::uint64_t samples = 0;           ///< written as RawSample
+  std::uint64_t samples_in_prof = 0;   ///< landed inside prof itself (not the user's code)
+  std::uint64_t samples_dropped = 0;   ///< no buffer space
 };
 
 /// The calling thread's location, or nullptr before its first event. Raw TLS: no destructor,

@@ -42,6 +42,13 @@ enum class RecordType : std::uint8_t {
   RmaPut,
   RmaGet,
   RmaOpCompleteBlocking,  // ref = window, a = matching id
+  // Sampling (measurement/sampling). Written by the signal handler: aux = the thread's source
+  // index (its interrupt generator), ref = number of frames; a = the location's profile node at
+  // the sample; then the frames' addresses, two per slot, innermost first.
+  RawSample,
+  // What resolve() makes of it: ref = the process-local calling context, aux = the interrupt
+  // generator, a = the unwind distance.
+  CallingContextSample,
 };
 
 /// The 16-byte header of every record. `slots` 16-byte Payload slots follow it in the same

@@ -41,6 +41,7 @@
 #include "measurement/timer.hpp"
 #include "measurement/profiling/profile_merge.hpp"
 #include "measurement/profiling/profile_writer.hpp"
+#include "measurement/sampling/sampler.hpp"
 #include "measurement/unify.hpp"
 #include "otf2-writer/trace_writer.hpp"
 
@@ -313,6 +314,7 @@ void unspill_locked(State& s, Location* loc) {
   }
   ::close(fd);
   ::unlink(path.c_str());
+  sampling::resolve(loc, tmp);
   s.writer.write_events(loc->global_id, tmp, false);
   for (void* b : blocks) std::free(b);
 }
@@ -335,6 +337,7 @@ bool convert_locked(State& s, Location* loc, bool close) {
   if (!s.writer.is_open()) return false;
   unspill_locked(s, loc);
   s.bytes_recorded += loc->trace.bytes();
+  sampling::resolve(loc, loc->trace);
   if (!s.writer.write_events(loc->global_id, loc->trace, false))
     log::error("writing the trace of location %u failed: %s", loc->index, s.writer.last_error().c_str());
   if (close) {
@@ -392,6 +395,8 @@ void atfork_child() {
   g_phase.store(static_cast<int>(Phase::Post), std::memory_order_relaxed);
   g_compiler_hooks_on = false;
   g_finalized.store(true);
+  g_finalize_started.store(true);
+  sampling::stop();  // the parent's sampling sources are not the child's
   if (Location* loc = tls_location) loc->active = false;
 }
 
@@ -529,6 +534,9 @@ void init() {
     if ((*a)->init && (*a)->init() != 0) log::warning("adapter '%s' failed to initialise; its events are missing", (*a)->name);
     log::info(1, "adapter: %s", (*a)->name);
   }
+  // Sampling: parsed (a bad value is fatal here), sources probed, handler installed; every
+  // thread's location then opens its sources.
+  sampling::init();
   g_phase.store(static_cast<int>(Phase::Within));
   g_compiler_hooks_on = compiler;
   // on_exit rather than atexit: its handler gets the exit status for ProgramEnd.
@@ -575,6 +583,7 @@ Location* create_location() {
     if ((*a)->init_location) (*a)->init_location(loc);
   pthread_setspecific(s->key, loc);
   tls_location = loc;
+  sampling::thread_start(loc);
   errno = saved;
   return loc;
 }
@@ -639,6 +648,7 @@ void end_location(Location* loc) {
   }
   for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
     if ((*a)->finalize_location) (*a)->finalize_location(loc);
+  sampling::thread_end(loc);
   loc->active = false;
   loc->ended = true;
   if (loc->tracing && g_phase.load() == static_cast<int>(Phase::Within)) {
@@ -754,10 +764,14 @@ void code_unloaded() {
 
 std::uint64_t next_thread_seq() { return g_state ? g_state->thread_seq.fetch_add(1) + 1 : 0; }
 
+void* sample_chunk() { return g_state ? g_state->events.acquire() : nullptr; }
+std::size_t chunk_bytes() { return g_state ? g_state->events.chunk_bytes() : 0; }
+RegionId root_region() { return g_state ? g_state->root_region : 0; }
+
 
 void finalize(int exit_status) {
   State* s = g_state;
-  if (!s || g_finalize_started.exchange(true)) return;
+  if (!s || g_finalized.load() || g_finalize_started.exchange(true)) return;
   // Adapters hand over what they buffered (CUPTI's activity records) while recording still runs
   // (in a signal handler they only close their state: api::stop_requested()).
   for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
@@ -769,6 +783,7 @@ void finalize(int exit_status) {
   // Stop recording everywhere first; then wait (bounded) for threads still inside a hook, so
   // their buffers are read only up to what they committed.
   g_compiler_hooks_on = false;
+  sampling::stop();
   g_phase.store(static_cast<int>(Phase::Post));
   std::vector<Location*> locs;
   {
@@ -787,6 +802,7 @@ void finalize(int exit_status) {
   const config::Values& v = config::g_values;
   Timestamp end = timer::now();
   std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0;
+  std::uint64_t samples = 0, samples_in_prof = 0, samples_dropped = 0;
   for (Location* loc : locs) {
     if (!loc->ended) {
       closed += close_all_frames(loc, end);
@@ -794,10 +810,19 @@ void finalize(int exit_status) {
         event(loc, end, RecordType::ProgramEnd, 0, static_cast<std::uint64_t>(static_cast<std::int64_t>(exit_status)));
       }
     }
+    samples += loc->samples;
+    samples_in_prof += loc->samples_in_prof;
+    samples_dropped += loc->samples_dropped;
     repairs += loc->repairs;
     unmatched += loc->unmatched_leaves;
     lost += loc->lost_events;
     reentries += loc->dropped_reentries;
+  }
+  if (sampling::on()) {
+    log::info(1, "sampling: %" PRIu64 " samples, %" PRIu64 " inside prof itself, %" PRIu64 " dropped", samples, samples_in_prof,
+              samples_dropped);
+    if (samples_dropped)
+      log::warning("sampling: %" PRIu64 " samples were dropped for lack of buffer memory; raise PROF_TOTAL_MEMORY", samples_dropped);
   }
   if (const char* w = timer::finalize()) log::warning("%s", w);
   Timestamp last = timer::now();
@@ -887,6 +912,10 @@ void finalize(int exit_status) {
       defs.region_map = std::move(unified.region_map);
       defs.comm_map = std::move(unified.comm_map);
       defs.window_map = std::move(unified.window_map);
+      defs.context_map = std::move(unified.context_map);
+      defs.generator_map = std::move(unified.generator_map);
+      defs.contexts = std::move(unified.contexts);
+      defs.generators = std::move(unified.generators);
       defs.is_root = s->rank == 0;
       defs.regions = std::move(unified.regions);
       defs.comms = std::move(unified.comms);

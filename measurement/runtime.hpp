@@ -34,6 +34,11 @@ Location* create_detached_location(const std::string& name, LocationType type, c
 /// Threads created by code in shared objects whose file name starts with `prefix` get no
 /// location (api::ignore_threads_of). Any thread; keeps the string.
 void ignore_threads_of(const char* prefix);
+/// The sampler's signal handler: a free chunk of the event pool (lock-free), or nullptr.
+void* sample_chunk();
+std::size_t chunk_bytes();
+/// The program-root region (the profile's root).
+RegionId root_region();
 /// Whether code at `caller` belongs to such a shared object (pthread_create's wrapper asks).
 bool creates_ignored_threads(const void* caller);
 /// The calling thread ends: closes its open frames, writes ThreadEnd, hands its buffer on.

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "measurement/bytes.hpp"
+#include "measurement/definitions/contexts.hpp"
 #include "measurement/mpp.hpp"
 
 namespace prof::unify {
@@ -41,6 +42,29 @@ std::string region_key(const regions::RegionDef& r) {
   put_region(o, r);
   return std::string(o.data().begin(), o.data().end());
 }
+
+// A calling context's identity across processes: a 16-byte hash of its parent's key and its
+// region's key (two FNV-1a hashes with different offsets).
+std::string context_key(const std::string& parent_key, const std::string& region_key) {
+  std::uint64_t h[2] = {1469598103934665603ull, 0x84222325cbf29ce4ull};
+  for (std::uint64_t& x : h) {
+    for (char c : parent_key) x = (x ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    x = (x ^ 0xffu) * 1099511628211ull;
+    for (char c : region_key) x = (x ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  }
+  return std::string(reinterpret_cast<const char*>(h), sizeof h);
+}
+
+std::string generator_key(const contexts::GeneratorDef& g) {
+  return g.name + (g.time_based ? "@t" : "@c") + std::to_string(g.period);
+}
+
+// A calling context as exchanged: its key, its parent's ("" for a root) and its region (an index
+// into the regions of the same set).
+struct ContextEntry {
+  std::string key, parent_key;
+  std::uint32_t region = 0;
+};
 
 // A communicator's identity across processes (parents by the same key).
 std::string comm_key(const comms::CommDef& c) {
@@ -125,7 +149,22 @@ struct Set {
   std::vector<CommEntry> comms;
   std::unordered_map<std::string, std::uint32_t> comm_index;
   std::vector<ProcessPart> processes;
+  std::vector<ContextEntry> contexts;  // parents before children
+  std::unordered_map<std::string, std::uint32_t> context_index;
+  std::vector<contexts::GeneratorDef> generators;
+  std::unordered_map<std::string, std::uint32_t> generator_index;
   Timestamp start = ~Timestamp{0}, end = 0;
+
+  std::uint32_t add_context(ContextEntry e) {
+    auto [it, fresh] = context_index.emplace(e.key, static_cast<std::uint32_t>(contexts.size()));
+    if (fresh) contexts.push_back(std::move(e));
+    return it->second;
+  }
+  std::uint32_t add_generator(const contexts::GeneratorDef& g) {
+    auto [it, fresh] = generator_index.emplace(generator_key(g), static_cast<std::uint32_t>(generators.size()));
+    if (fresh) generators.push_back(g);
+    return it->second;
+  }
 
   std::uint32_t add_region(const regions::RegionDef& r) {
     auto [it, fresh] = region_index.emplace(region_key(r), static_cast<std::uint32_t>(regions.size()));
@@ -148,6 +187,18 @@ struct Set {
     for (const auto& c : comms) put_comm(o, c);
     o.u64(processes.size());
     for (const auto& p : processes) put_process(o, p);
+    o.u64(contexts.size());
+    for (const auto& c : contexts) {
+      o.str(c.key);
+      o.str(c.parent_key);
+      o.u32(c.region);
+    }
+    o.u64(generators.size());
+    for (const auto& g : generators) {
+      o.str(g.name);
+      o.u8(g.time_based ? 1 : 0);
+      o.u64(g.period);
+    }
     return std::move(o.data());
   }
 
@@ -159,11 +210,30 @@ struct Set {
     if (s < start) start = s;
     if (e > end) end = e;
     const std::uint64_t nr = in.u64();
-    for (std::uint64_t i = 0; i < nr && in.ok(); ++i) add_region(get_region(in));
+    std::vector<std::uint32_t> region_of;  // the other set's region index → ours
+    for (std::uint64_t i = 0; i < nr && in.ok(); ++i) region_of.push_back(add_region(get_region(in)));
     const std::uint64_t nc = in.u64();
     for (std::uint64_t i = 0; i < nc && in.ok(); ++i) add_comm(get_comm(in));
     const std::uint64_t np = in.u64();
     for (std::uint64_t i = 0; i < np && in.ok(); ++i) processes.push_back(get_process(in));
+    const std::uint64_t nx = in.u64();
+    for (std::uint64_t i = 0; i < nx && in.ok(); ++i) {
+      ContextEntry e;
+      e.key = in.str();
+      e.parent_key = in.str();
+      const std::uint32_t r = in.u32();
+      if (r >= region_of.size()) return false;
+      e.region = region_of[r];
+      add_context(std::move(e));
+    }
+    const std::uint64_t ng = in.u64();
+    for (std::uint64_t i = 0; i < ng && in.ok(); ++i) {
+      contexts::GeneratorDef g;
+      g.name = in.str();
+      g.time_based = in.u8() != 0;
+      g.period = in.u64();
+      add_generator(g);
+    }
     return in.ok() && in.done();
   }
 };
@@ -243,6 +313,20 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
     set.add_comm(std::move(e));
   }
   set.processes.push_back(std::move(self));
+  // Own calling contexts (sampling): keys from their parents' and their regions' keys.
+  const std::vector<contexts::ContextDef> own_contexts = contexts::snapshot();
+  std::vector<std::string> local_context_keys;
+  for (const auto& c : own_contexts) {
+    ContextEntry e;
+    e.parent_key = c.parent < local_context_keys.size() ? local_context_keys[c.parent] : std::string();
+    const regions::RegionDef& r = c.region < regions.size() ? regions[c.region] : regions::RegionDef{};
+    e.region = set.add_region(r);
+    e.key = context_key(e.parent_key, region_key(r));
+    local_context_keys.push_back(e.key);
+    set.add_context(std::move(e));
+  }
+  const std::vector<contexts::GeneratorDef> own_generators = contexts::generators();
+  for (const auto& g : own_generators) set.add_generator(g);
 
   // A failure anywhere reaches rank 0, which tells every process through the broadcast below, so
   // that all of them give up together (none waits in a collective the others skip).
@@ -261,6 +345,10 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
     for (const auto& r : set.regions) o.str(region_key(r));
     o.u64(set.comms.size());
     for (const auto& c : set.comms) o.str(comm_key(c.def));
+    o.u64(set.contexts.size());
+    for (const auto& c : set.contexts) o.str(c.key);
+    o.u64(set.generators.size());
+    for (const auto& g : set.generators) o.str(generator_key(g));
     keys = std::move(o.data());
   }
   if (mpp && !bcast_bytes(mpp, &keys)) {
@@ -288,6 +376,11 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
       window_of[static_cast<std::size_t>(i)] = windows++;
     global_comms.emplace(std::move(key), static_cast<std::uint32_t>(i));
   }
+  std::unordered_map<std::string, std::uint32_t> global_contexts, global_generators;
+  const std::uint64_t nx = in.u64();
+  for (std::uint64_t i = 0; i < nx && in.ok(); ++i) global_contexts.emplace(in.str(), static_cast<std::uint32_t>(i));
+  const std::uint64_t ng = in.u64();
+  for (std::uint64_t i = 0; i < ng && in.ok(); ++i) global_generators.emplace(in.str(), static_cast<std::uint32_t>(i));
   if (!in.ok()) {
     *error = "unification: the global definitions arrived damaged";
     return false;
@@ -309,6 +402,18 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
     out->comm_map.push_back(it == global_comms.end() ? 0 : it->second);
     out->window_map.push_back(it == global_comms.end() ? 0 : window_of[it->second]);
   }
+  out->context_map.clear();
+  for (const auto& k : local_context_keys) {
+    auto it = global_contexts.find(k);
+    missing += it == global_contexts.end();
+    out->context_map.push_back(it == global_contexts.end() ? 0 : it->second);
+  }
+  out->generator_map.clear();
+  for (const auto& g : own_generators) {
+    auto it = global_generators.find(generator_key(g));
+    missing += it == global_generators.end();
+    out->generator_map.push_back(it == global_generators.end() ? 0 : it->second);
+  }
   if (missing)
     *error = "unification: " + std::to_string(missing) + " definitions of this process are missing from the global ones "
              "(an internal error; please report it); their events refer to definition 0";
@@ -324,6 +429,12 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
       }
       out->comms.push_back(std::move(c));
     }
+    out->contexts.clear();
+    for (const auto& c : set.contexts) {
+      auto p = c.parent_key.empty() ? set.context_index.end() : set.context_index.find(c.parent_key);
+      out->contexts.push_back({c.region, p == set.context_index.end() ? contexts::kNoContext : p->second});
+    }
+    out->generators = set.generators;
     out->processes.assign(size, ProcessPart{});
     for (auto& p : set.processes)
       if (p.rank < size) out->processes[p.rank] = std::move(p);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "measurement/definitions/comms.hpp"
+#include "measurement/definitions/contexts.hpp"
 #include "measurement/definitions/regions.hpp"
 #include "measurement/record.hpp"
 
@@ -45,12 +46,16 @@ struct Result {
   /// This process: local communicator id → global RMA window id (for the communicators of kind
   /// Cuda, whose local id is their window's; windows are numbered in global communicator order).
   std::vector<std::uint32_t> window_map;
+  std::vector<std::uint32_t> context_map;    ///< this process: local calling context → global (sampling)
+  std::vector<std::uint32_t> generator_map;  ///< this process: local interrupt generator → global
   Timestamp start = 0;                    ///< earliest start of all processes (every process)
   Timestamp end = 0;                      ///< latest end of all processes (every process)
   // Rank 0 only: the global definitions.
   std::vector<regions::RegionDef> regions;  ///< index = global id
   std::vector<comms::CommDef> comms;        ///< index = global id; parent = global id; Threads: key_rank = its process
   std::vector<ProcessPart> processes;       ///< ordered by rank
+  std::vector<contexts::ContextDef> contexts;        ///< index = global id; region and parent global
+  std::vector<contexts::GeneratorDef> generators;    ///< index = global id
   std::uint64_t bytes_received = 0;         ///< what this process received in the reduction (its memory cost)
   std::uint64_t bytes_union = 0;            ///< rank 0: the size of the merged set (all processes' definitions)
 };

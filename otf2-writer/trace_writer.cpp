@@ -116,6 +116,7 @@ OTF2_Paradigm otf2_paradigm(regions::Paradigm p) {
     case regions::Paradigm::Measurement: return OTF2_PARADIGM_MEASUREMENT_SYSTEM;
     case regions::Paradigm::Mpi: return OTF2_PARADIGM_MPI;
     case regions::Paradigm::Cuda: return OTF2_PARADIGM_CUDA;
+    case regions::Paradigm::Sampling: return OTF2_PARADIGM_SAMPLING;
   }
   return OTF2_PARADIGM_COMPILER;
 }
@@ -354,6 +355,9 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
         rc = OTF2_EvtWriter_RmaGet(w, nullptr, t, r.ref, static_cast<std::uint32_t>(p[0].a), p[0].b, p[1].a);
         break;
       case RecordType::RmaOpCompleteBlocking: rc = OTF2_EvtWriter_RmaOpCompleteBlocking(w, nullptr, t, r.ref, p[0].a); break;
+      case RecordType::CallingContextSample:
+        rc = OTF2_EvtWriter_CallingContextSample(w, nullptr, t, r.ref, static_cast<std::uint32_t>(p[0].a), r.aux);
+        break;
       default: return;  // unknown records are skipped, never guessed
     }
     ++n;
@@ -422,9 +426,13 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   bool cuda = !accel_order.empty();
   for (const auto& r : defs.regions) cuda = cuda || r.paradigm == regions::Paradigm::Cuda;
   for (const auto& c : defs.comms) cuda = cuda || c.kind == comms::Kind::Cuda;
+  bool sampling = !defs.generators.empty();
+  for (const auto& r : defs.regions) sampling = sampling || r.paradigm == regions::Paradigm::Sampling;
+  std::vector<OTF2_StringRef> s_gen;
+  for (const auto& g : defs.generators) s_gen.push_back(str(g.name));
   const OTF2_StringRef s_empty = str(""), s_pthread = str("Pthread"), s_compiler = str("Compiler"), s_user = str("User"),
                        s_measurement = str("Measurement"), s_mpi = str("MPI"), s_cuda = str("CUDA"),
-                       s_cuda_window = str("CUDA window");
+                       s_cuda_window = str("CUDA window"), s_sampling = str("Sampling");
 
   OTF2_GlobalDefWriter_WriteClockProperties(g, defs.clock.resolution, defs.clock.offset, defs.clock.length,
                                             defs.clock.realtime_ns);
@@ -436,6 +444,7 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_PTHREAD, s_pthread, OTF2_PARADIGM_CLASS_THREAD_CREATE_WAIT);
   if (mpi) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, s_mpi, OTF2_PARADIGM_CLASS_PROCESS);
   if (cuda) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_CUDA, s_cuda, OTF2_PARADIGM_CLASS_ACCELERATOR);
+  if (sampling) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_SAMPLING, s_sampling, OTF2_PARADIGM_CLASS_PROCESS);
 
   OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_machine, s_machine_cls, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
   {
@@ -467,6 +476,22 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
                                      otf2_role(r.role), otf2_paradigm(r.paradigm), OTF2_REGION_FLAG_NONE, s_reg[i].file,
                                      r.begin_line < 0 ? 0u : static_cast<std::uint32_t>(r.begin_line),
                                      r.end_line < 0 ? 0u : static_cast<std::uint32_t>(r.end_line));
+  }
+
+  // Sampling: the interrupt generators (time in ns, or counts of events) and the calling
+  // contexts, parents first (unification keeps that order).
+  for (std::size_t i = 0; i < defs.generators.size(); ++i) {
+    const auto& gen = defs.generators[i];
+    OTF2_GlobalDefWriter_WriteInterruptGenerator(
+        g, static_cast<OTF2_InterruptGeneratorRef>(i), s_gen[i],
+        gen.time_based ? OTF2_INTERRUPT_GENERATOR_MODE_TIME : OTF2_INTERRUPT_GENERATOR_MODE_COUNT, OTF2_BASE_DECIMAL,
+        gen.time_based ? -9 : 0, gen.period);
+  }
+  for (std::size_t i = 0; i < defs.contexts.size(); ++i) {
+    const auto& c = defs.contexts[i];
+    OTF2_GlobalDefWriter_WriteCallingContext(g, static_cast<OTF2_CallingContextRef>(i), c.region,
+                                             OTF2_UNDEFINED_SOURCE_CODE_LOCATION,
+                                             c.parent == contexts::kNoContext ? OTF2_UNDEFINED_CALLING_CONTEXT : c.parent);
   }
 
   // Groups. Threads: one COMM_LOCATIONS group of every CPU location of every process, and per
@@ -587,6 +612,10 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
       : OTF2_IdMap_CreateFromUint32Array(defs.comm_map.size(), defs.comm_map.data(), true);
   OTF2_IdMap* window_map = defs.window_map.empty() ? nullptr
       : OTF2_IdMap_CreateFromUint32Array(defs.window_map.size(), defs.window_map.data(), true);
+  OTF2_IdMap* context_map = defs.context_map.empty() ? nullptr
+      : OTF2_IdMap_CreateFromUint32Array(defs.context_map.size(), defs.context_map.data(), true);
+  OTF2_IdMap* generator_map = defs.generator_map.empty() ? nullptr
+      : OTF2_IdMap_CreateFromUint32Array(defs.generator_map.size(), defs.generator_map.data(), true);
   for (std::uint64_t id : defs.local_locations) {
     OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(m.archive, id);
     if (!dw) continue;
@@ -594,6 +623,8 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
     if (comm_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_COMM, comm_map);
     // RMA events (the CUDA window) carry their communicator's local id.
     if (window_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_RMA_WIN, window_map);
+    if (context_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_CALLING_CONTEXT, context_map);
+    if (generator_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_INTERRUPT_GENERATOR, generator_map);
     if (defs.clock_offsets.empty()) {
       OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset, 0, 0.0);
       OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset + defs.clock.length, 0, 0.0);
@@ -604,6 +635,8 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
   if (region_map) OTF2_IdMap_Free(region_map);
   if (comm_map) OTF2_IdMap_Free(comm_map);
   if (window_map) OTF2_IdMap_Free(window_map);
+  if (context_map) OTF2_IdMap_Free(context_map);
+  if (generator_map) OTF2_IdMap_Free(generator_map);
   OTF2_Archive_CloseDefFiles(m.archive);
 
   if (defs.is_root && !m.write_global(defs)) {

@@ -44,11 +44,15 @@ struct Definitions {
   std::vector<std::uint32_t> region_map;       ///< this process: local region id → global
   std::vector<std::uint32_t> comm_map;         ///< this process: local communicator id → global
   std::vector<std::uint32_t> window_map;       ///< this process: local communicator id → global RMA window (Cuda)
+  std::vector<std::uint32_t> context_map;      ///< this process: local calling context → global (sampling)
+  std::vector<std::uint32_t> generator_map;    ///< this process: local interrupt generator → global
   bool is_root = true;                         ///< writes the global definitions (rank 0)
   // The global definitions (root only).
   std::vector<regions::RegionDef> regions;
   std::vector<comms::CommDef> comms;
   std::vector<unify::ProcessPart> processes;  ///< by rank: host, locations with their event counts
+  std::vector<contexts::ContextDef> contexts;      ///< calling contexts, global ids (parents first)
+  std::vector<contexts::GeneratorDef> generators;  ///< interrupt generators, global ids
 };
 
 /// Counters of the writer, for the end-of-run report and tests.

@@ -23,6 +23,7 @@ PROF_COLD PROF_NO_INSTRUMENT prof::RegionId resolve(prof_plugin_region* d) {
   def.paradigm = prof::regions::Paradigm::Compiler;
   def.role = prof::regions::Role::Function;
   const prof::RegionId id = prof::regions::define_unless_filtered(std::move(def));
+  prof::regions::note_entry(id, d->fn);
   __atomic_store_n(&d->handle, id + 1, __ATOMIC_RELAXED);
   errno = saved;
   return id;

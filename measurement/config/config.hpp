@@ -109,6 +109,9 @@ struct Values {
   std::string profiling_base_name = "profile";
   bool summary = false;
   std::string filtering_file;
+  std::string sampling_events;       ///< PROF_SAMPLING_EVENTS, parsed by the sampler
+  bool enable_unwinding = true;
+  std::string sampling_debug_refuse;  ///< tests: "hardware", "software"
 };
 enum TimerChoice : std::uint64_t { kTimerAuto = 0, kTimerTsc = 1, kTimerClockGettime = 2 };
 enum PthreadFeature : std::uint64_t { kPthreadCreate = 1, kPthreadMutex = 2, kPthreadCond = 4 };

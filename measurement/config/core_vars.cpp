@@ -111,6 +111,26 @@ const Var kCoreVars[] = {
      "needs the call-path profile, which is recorded for it even with "
      "`PROF_ENABLE_PROFILING=false` (then no `profile.cubex` is written). For the whole "
      "profile, use `prof-score -r` on `profile.cubex`."},
+    {"SAMPLING_EVENTS", Type::String, "", &g_values.sampling_events,
+     "Sample each thread's call stack at a fixed rate (empty: off).",
+     "A comma list of event@period items: `perf_cycles@<cycles>` (hardware CPU cycles), "
+     "`perf_cpu_clock@<ns>`, `perf_task_clock@<ns>` (software clocks, through "
+     "perf_event_open) or `timer@<us>` (a POSIX timer on the thread's CPU time). Each thread "
+     "gets its own counter when it starts, and every period a real-time signal interrupts it "
+     "and records where it is (its call stack, with PROF_ENABLE_UNWINDING), so time in code "
+     "nobody instrumented shows up too. An event the machine refuses falls back, in one line: "
+     "hardware cycles to the CPU clock (the period read as nanoseconds), the CPU clock to the "
+     "timer. Example: `PROF_SAMPLING_EVENTS=perf_cycles@2000000`. `prof-info sampling` lists "
+     "what this machine supports."},
+    {"ENABLE_UNWINDING", Type::Bool, "true", &g_values.enable_unwinding,
+     "Record the call stack of each sample.",
+     "With sampling, each sample records the interrupted call stack (libunwind, up to 48 "
+     "frames); without it only the interrupted function. The stack below the innermost "
+     "instrumented function hangs under that function's call path."},
+    {"SAMPLING_DEBUG_REFUSE", Type::String, "", &g_values.sampling_debug_refuse,
+     "For testing: sampling sources to treat as refused.",
+     "`hardware`, `software` or both, comma-separated: prof acts as if perf_event_open "
+     "refused them, so that every fallback path can be tested on any machine. Leave it empty."},
     {},
 };
 

@@ -18,6 +18,7 @@ struct Registry {
   std::vector<RegionDef> defs;
   std::unordered_map<std::string, RegionId> by_key;
   std::unordered_map<const void*, RegionId> by_address;
+  std::unordered_map<RegionId, std::uintptr_t> entries;  // region → function entry (sampling)
 };
 // Never destroyed: hooks may run during exit, after static destructors.
 Registry& registry() {
@@ -91,7 +92,22 @@ RegionId for_address(const void* fn) {
   if (it != r.by_address.end()) return it->second;
   RegionId id = filtered ? kFiltered : define_locked(r, std::move(def));
   r.by_address.emplace(fn, id);
+  if (!filtered) r.entries.emplace(id, info.entry ? info.entry : reinterpret_cast<std::uintptr_t>(fn));
   return id;
+}
+
+std::uintptr_t entry_of(RegionId id) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.entries.find(id);
+  return it == r.entries.end() ? 0 : it->second;
+}
+
+void note_entry(RegionId id, const void* fn) {
+  if (id == kFiltered || !fn) return;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.entries.emplace(id, reinterpret_cast<std::uintptr_t>(fn));
 }
 
 void forget_addresses() {

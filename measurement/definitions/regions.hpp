@@ -22,7 +22,7 @@ constexpr RegionId kFiltered = 0xfffffffeu;
 /// The run-time filter (PROF_FILTERING_FILE), set once at init before any event; may be null.
 void set_filter(const filter::Filter* f);
 
-enum class Paradigm : std::uint8_t { Measurement, Compiler, User, Pthread, Mpi, Cuda };
+enum class Paradigm : std::uint8_t { Measurement, Compiler, User, Pthread, Mpi, Cuda, Sampling };
 enum class Role : std::uint8_t {
   Function, Wrapper, ThreadCreate, ThreadWait, Artificial, Code,
   // MPI calls, as OTF2 classifies them (the collective roles say who sends to whom).
@@ -49,6 +49,11 @@ RegionId define_unless_filtered(RegionDef def);
 /// address per process, or kFiltered. Any thread; locks; allocates. Unknown code gets a
 /// region named "UNKNOWN@0x<addr>" so no event is lost.
 RegionId for_address(const void* fn);
+/// The function entry address of a compiler-instrumented region (from the hook's address or the
+/// plugin's descriptor), 0 when unknown or not a function. Any thread; locks.
+std::uintptr_t entry_of(RegionId id);
+/// Notes `fn` as the entry of region `id` (the plugin's descriptors).
+void note_entry(RegionId id, const void* fn);
 /// Forgets every address → region mapping (code was unloaded; the regions themselves stay).
 /// Any thread; locks.
 void forget_addresses();

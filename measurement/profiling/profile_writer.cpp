@@ -27,6 +27,7 @@ const char* paradigm_name(regions::Paradigm p) {
     case regions::Paradigm::Pthread: return "pthread";
     case regions::Paradigm::Mpi: return "mpi";
     case regions::Paradigm::Cuda: return "cuda";
+    case regions::Paradigm::Sampling: return "sampling";
   }
   return "unknown";
 }

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The sampler: see sampler.hpp.
+#include "measurement/sampling/sampler.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "measurement/config/config.hpp"
+#include "measurement/definitions/contexts.hpp"
+#include "measurement/definitions/regions.hpp"
+#include "measurement/definitions/symbols.hpp"
+#include "measurement/location.hpp"
+#include "measurement/log.hpp"
+#include "measurement/runtime.hpp"
+#include "measurement/timer.hpp"
+
+namespace prof::sampling {
+
+namespace {
+
+enum Kind : int { kCycles, kCpuClock, kTaskClock, kTimer };
+const char* const kKindNames[] = {"perf_cycles", "perf_cpu_clock", "perf_task_clock", "timer"};
+
+struct Source {
+  Kind kind;
+  std::uint64_t period;      // cycles, ns (perf clocks) or ns (timer; given in µs)
+  std::uint32_t generator;   // local interrupt generator id
+};
+
+constexpr int kMaxSources = 4;
+constexpr int kMaxDepth = 48;  // frames kept per sample
+constexpr int kTimerTag = 0x10000;
+
+std::vector<Source> g_sources;
+std::vector<Generator> g_generators;
+bool g_on = false;
+std::atomic<bool> g_running{false};  // the handler records (until stop())
+int g_signal = 0;
+using backtrace_fn = int (*)(void**, int);
+backtrace_fn g_backtrace = nullptr;
+
+// Per thread: its sources, found again from the signal's siginfo.
+struct ThreadSources {
+  int fd[kMaxSources];
+  void* ring[kMaxSources];
+  timer_t timer[kMaxSources];
+  bool has_timer[kMaxSources];
+  int n = 0;
+};
+
+long perf_open(Kind kind, std::uint64_t period) {
+  perf_event_attr a;
+  std::memset(&a, 0, sizeof a);
+  a.size = sizeof a;
+  a.type = kind == kCycles ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+  a.config = kind == kCycles     ? static_cast<std::uint64_t>(PERF_COUNT_HW_CPU_CYCLES)
+             : kind == kCpuClock ? static_cast<std::uint64_t>(PERF_COUNT_SW_CPU_CLOCK)
+                                 : static_cast<std::uint64_t>(PERF_COUNT_SW_TASK_CLOCK);
+  a.sample_period = period;
+  a.disabled = 1;
+  a.exclude_kernel = 1;
+  a.exclude_hv = 1;
+  a.wakeup_events = 1;
+  return ::syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+bool refused_by_debug(Kind kind) {
+  const std::string& r = config::g_values.sampling_debug_refuse;
+  if (kind == kCycles) return r.find("hardware") != std::string::npos;
+  if (kind == kCpuClock || kind == kTaskClock) return r.find("software") != std::string::npos;
+  return false;
+}
+
+// Whether `kind` can be opened here; `why` says why not.
+bool probe(Kind kind, std::uint64_t period, std::string* why) {
+  if (kind == kTimer) return true;
+  if (refused_by_debug(kind)) {
+    *why = "refused (PROF_SAMPLING_DEBUG_REFUSE)";
+    return false;
+  }
+  const long fd = perf_open(kind, period);
+  if (fd < 0) {
+    const int e = errno;
+    *why = std::string(std::strerror(e));
+    if (e == EACCES || e == EPERM) *why += "; /proc/sys/kernel/perf_event_paranoid forbids it";
+    if (e == ENOENT || e == EOPNOTSUPP) *why += "; this machine has no such counter (a VM?)";
+    return false;
+  }
+  ::close(static_cast<int>(fd));
+  return true;
+}
+
+bool parse_item(const std::string& item, Kind* kind, std::uint64_t* period) {
+  const auto at = item.find('@');
+  if (at == std::string::npos) return false;
+  const std::string name = item.substr(0, at), num = item.substr(at + 1);
+  bool known = false;
+  for (int k = 0; k < 4; ++k)
+    if (name == kKindNames[k]) {
+      *kind = static_cast<Kind>(k);
+      known = true;
+    }
+  if (!known || num.empty() || num.find_first_not_of("0123456789") != std::string::npos) return false;
+  *period = std::strtoull(num.c_str(), nullptr, 10);
+  return *period > 0;
+}
+
+// ---- the signal handler: no locks, no allocation, no stdio; errno kept ----
+void write_sample(Location* loc, int source, const ucontext_t* uc) {
+  const auto pc = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  void* ips[kMaxDepth + 16];
+  int n = g_backtrace ? g_backtrace(ips, kMaxDepth + 16) : 0;
+  // The handler's own frames and the kernel's signal trampoline come first: the interrupted
+  // code starts at its program counter.
+  int first = -1;
+  for (int i = 0; i < n && first < 0; ++i)
+    if (reinterpret_cast<std::uintptr_t>(ips[i]) == pc) first = i;
+  void* const* frames = first >= 0 ? ips + first : nullptr;
+  int m = first >= 0 ? n - first : 1;
+  if (m > kMaxDepth) m = kMaxDepth;
+  const unsigned slots = 1 + static_cast<unsigned>(m + 1) / 2;
+  Record* r = loc->trace.try_reserve(slots);
+  if (!r) {
+    // A fresh chunk from the pool (lock-free); the owner is not inside prof (not busy).
+    if (void* c = runtime::sample_chunk()) {
+      loc->trace.add_chunk(c, runtime::chunk_bytes());
+      r = loc->trace.try_reserve(slots);
+    }
+  }
+  if (!r) {
+    ++loc->samples_dropped;
+    return;
+  }
+  r->time = timer::now();
+  r->type = RecordType::RawSample;
+  r->slots = static_cast<std::uint8_t>(slots);
+  r->aux = static_cast<std::uint16_t>(source);
+  r->ref = static_cast<std::uint32_t>(m);
+  auto* p = reinterpret_cast<Payload*>(r + 1);
+  p[0] = Payload{reinterpret_cast<std::uint64_t>(loc->current_node), 0};
+  auto* out = reinterpret_cast<std::uint64_t*>(p + 1);
+  for (int i = 0; i < m; ++i) out[i] = frames ? reinterpret_cast<std::uint64_t>(frames[i]) : pc;
+  if (m % 2) out[m] = 0;
+  loc->trace.commit();
+  ++loc->samples;
+}
+
+void on_signal(int, siginfo_t* si, void* ucv) {
+  const int saved = errno;
+  Location* loc = tls_location;
+  if (loc && loc->sampler && g_running.load(std::memory_order_relaxed)) {
+    if (loc->busy || !loc->active) {
+      ++loc->samples_in_prof;  // attributed to prof itself, never to the user's code
+    } else {
+      auto* ts = static_cast<ThreadSources*>(loc->sampler);
+      int source = 0;
+      if (si->si_code == SI_TIMER) source = si->si_value.sival_int & 0xff;
+      else
+        for (int i = 0; i < ts->n; ++i)
+          if (ts->fd[i] == si->si_fd) source = i;
+      // busy while writing: a sample from a nested signal is then counted as prof's.
+      loc->busy = true;
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      write_sample(loc, source, static_cast<const ucontext_t*>(ucv));
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      loc->busy = false;
+    }
+  }
+  errno = saved;
+}
+
+// ---- resolving samples (off the handler) ----
+struct Frame {
+  std::uintptr_t entry = 0;  // function entry, 0 unknown
+  RegionId region = 0;
+  bool outer = false;        // a frame above the program's own (main's callers, thread start)
+  bool main = false;
+};
+std::mutex g_resolve_mutex;
+std::unordered_map<std::uintptr_t, Frame>* g_frames;            // ip → frame
+std::unordered_map<std::string, RegionId>* g_unknown_regions;   // object → its "[object]" region
+
+Frame frame_of(std::uintptr_t ip) {
+  auto it = g_frames->find(ip);
+  if (it != g_frames->end()) return it->second;
+  Frame f;
+  symbols::SymbolInfo info;
+  // A return address points after the call: look up ip - 1 (the call itself), except for the
+  // innermost frame, which callers pass as is (the interrupted instruction).
+  if (symbols::resolve(reinterpret_cast<const void*>(ip), &info)) {
+    f.entry = info.entry;
+    regions::RegionDef d;
+    d.name = info.name;
+    d.canonical = info.mangled.empty() ? info.name : info.mangled;
+    d.file = info.file;
+    d.begin_line = info.line;
+    d.end_line = info.end_line;
+    d.paradigm = regions::Paradigm::Sampling;
+    d.role = regions::Role::Function;
+    f.region = regions::define(d);
+    f.main = info.name == "main";
+    const std::string& o = info.object;
+    const char* base = std::strrchr(o.c_str(), '/');
+    const std::string obj = base ? base + 1 : o;
+    f.outer = info.name == "_start" || info.name == "start_thread" || info.name == "clone3" || info.name == "clone" ||
+              info.name.rfind("__libc_start", 0) == 0 || obj.rfind("libprof", 0) == 0;
+  } else {
+    Dl_info dl;
+    std::string obj = "unknown";
+    if (::dladdr(reinterpret_cast<const void*>(ip), &dl) && dl.dli_fname) {
+      const char* base = std::strrchr(dl.dli_fname, '/');
+      obj = base ? base + 1 : dl.dli_fname;
+    }
+    auto [u, fresh] = g_unknown_regions->emplace(obj, 0);
+    if (fresh) {
+      regions::RegionDef d;
+      d.name = d.canonical = "[" + obj + "]";
+      d.paradigm = regions::Paradigm::Sampling;
+      d.role = regions::Role::Function;
+      u->second = regions::define(d);
+    }
+    f.region = u->second;
+    f.outer = obj.rfind("libprof", 0) == 0;
+  }
+  g_frames->emplace(ip, f);
+  return f;
+}
+
+}  // namespace
+
+const char* accepted_forms() {
+  return "perf_cycles@<cycles>, perf_cpu_clock@<ns>, perf_task_clock@<ns> or timer@<us>, comma-separated, "
+         "periods > 0 (e.g. perf_cycles@2000000)";
+}
+
+bool init() {
+  const config::Values& v = config::g_values;
+  if (v.sampling_events.empty()) return false;
+  std::string list = v.sampling_events;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    std::size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    const std::string item = list.substr(at, end - at);
+    Kind kind = kTimer;
+    std::uint64_t period = 0;
+    if (!parse_item(item, &kind, &period))
+      log::fatal("PROF_SAMPLING_EVENTS='%s': '%s' is not an event@period item; give %s", list.c_str(), item.c_str(),
+                 accepted_forms());
+    if (g_sources.size() == kMaxSources) log::fatal("PROF_SAMPLING_EVENTS='%s': at most %d events", list.c_str(), kMaxSources);
+    // The fallback chain: hardware cycles → the CPU clock (period read as ns) → the timer.
+    std::string why;
+    const std::string asked = item;
+    if (kind == kCycles && !probe(kCycles, period, &why)) {
+      log::warning("sampling: %s: hardware cycles %s; using perf_cpu_clock@%llu (ns) instead", asked.c_str(), why.c_str(),
+                   static_cast<unsigned long long>(period));
+      kind = kCpuClock;
+    }
+    if ((kind == kCpuClock || kind == kTaskClock) && !probe(kind, period, &why)) {
+      log::warning("sampling: %s: the software clock %s %s; using timer@%llu (us) instead", asked.c_str(),
+                   kKindNames[kind], why.c_str(), static_cast<unsigned long long>(period / 1000 ? period / 1000 : 1));
+      period = period / 1000 ? period / 1000 : 1;  // µs
+      kind = kTimer;
+    }
+    const std::uint64_t eff = kind == kTimer && asked.rfind("timer@", 0) == 0 ? period * 1000
+                              : kind == kTimer                                 ? period * 1000
+                                                                               : period;
+    Generator g{kKindNames[kind], kind != kCycles, eff};
+    contexts::GeneratorDef d{g.name, g.time_based, g.period};
+    g_sources.push_back(Source{kind, eff, contexts::define_generator(d)});
+    g_generators.push_back(g);
+    at = end + 1;
+  }
+  if (!v.enable_tracing) {
+    log::warning("sampling: the samples are written to the trace only for now; set PROF_ENABLE_TRACING=true to "
+                 "record them (the profile's hits are not implemented yet)");
+    g_sources.clear();
+    g_generators.clear();
+    return false;
+  }
+  // libunwind, loaded privately: its _Unwind_* and backtrace symbols must not replace libgcc's
+  // and glibc's in the program.
+  if (v.enable_unwinding) {
+    void* h = ::dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = ::dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
+    if (h) g_backtrace = reinterpret_cast<backtrace_fn>(::dlsym(h, "unw_backtrace"));
+    if (!g_backtrace)
+      log::warning("sampling: libunwind (libunwind.so.8) is not installed (Debian: libunwind8); samples record only "
+                   "the interrupted function, not its callers");
+    else {
+      void* warm[4];
+      g_backtrace(warm, 4);  // its first call sets up its caches: not in a signal handler
+    }
+  }
+  g_frames = new std::unordered_map<std::uintptr_t, Frame>;
+  g_unknown_regions = new std::unordered_map<std::string, RegionId>;
+  g_signal = SIGRTMIN + 5;
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = &on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(g_signal, &sa, nullptr);
+  g_on = true;
+  g_running.store(true);
+  return true;
+}
+
+bool on() { return g_on; }
+const std::vector<Generator>& generators() { return g_generators; }
+
+void thread_start(Location* loc) {
+  if (!g_on || loc->sampler) return;
+  auto* ts = new ThreadSources;
+  const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  for (const Source& s : g_sources) {
+    const int i = ts->n;
+    ts->fd[i] = -1;
+    ts->ring[i] = nullptr;
+    ts->has_timer[i] = false;
+    if (s.kind == kTimer) {
+      sigevent sev;
+      std::memset(&sev, 0, sizeof sev);
+      sev.sigev_notify = SIGEV_THREAD_ID;
+      sev.sigev_signo = g_signal;
+      sev._sigev_un._tid = tid;
+      sev.sigev_value.sival_int = kTimerTag | i;
+      if (::timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &ts->timer[i]) == 0) {
+        itimerspec its;
+        its.it_interval.tv_sec = static_cast<time_t>(s.period / 1000000000u);
+        its.it_interval.tv_nsec = static_cast<long>(s.period % 1000000000u);
+        its.it_value = its.it_interval;
+        ::timer_settime(ts->timer[i], 0, &its, nullptr);
+        ts->has_timer[i] = true;
+      }
+    } else {
+      const long fd = perf_open(s.kind, s.period);
+      if (fd >= 0) {
+        const int f = static_cast<int>(fd);
+        // A ring of one data page: the kernel's overflow wakeup wants one; it is never read.
+        const long page = ::sysconf(_SC_PAGESIZE);
+        void* ring = ::mmap(nullptr, static_cast<std::size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+        ts->ring[i] = ring == MAP_FAILED ? nullptr : ring;
+        ::fcntl(f, F_SETFL, O_ASYNC | O_NONBLOCK);
+        ::fcntl(f, F_SETSIG, g_signal);
+        f_owner_ex owner{F_OWNER_TID, tid};
+        ::fcntl(f, F_SETOWN_EX, &owner);  // the overflow goes to this very thread
+        ::ioctl(f, PERF_EVENT_IOC_RESET, 0);
+        ::ioctl(f, PERF_EVENT_IOC_ENABLE, 0);
+        ts->fd[i] = f;
+      }
+    }
+    ++ts->n;
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  loc->sampler = ts;
+}
+
+void thread_end(Location* loc) {
+  auto* ts = static_cast<ThreadSources*>(loc->sampler);
+  if (!ts) return;
+  loc->sampler = nullptr;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  for (int i = 0; i < ts->n; ++i) {
+    if (ts->fd[i] >= 0) {
+      ::ioctl(ts->fd[i], PERF_EVENT_IOC_DISABLE, 0);
+      if (ts->ring[i]) ::munmap(ts->ring[i], static_cast<std::size_t>(2 * page));
+      ::close(ts->fd[i]);
+    }
+    if (ts->has_timer[i]) ::timer_delete(ts->timer[i]);
+  }
+  delete ts;
+}
+
+void stop() { g_running.store(false); }
+
+void resolve(Location* loc, EventBuffer& buffer) {
+  if (!g_on) return;
+  if (!loc->replay) loc->replay = new std::vector<RegionId>;
+  std::vector<RegionId>& stack = *loc->replay;
+  std::lock_guard<std::mutex> lock(g_resolve_mutex);
+  buffer.for_each([&](const Record& cr, const Payload* cp) {
+    auto& r = const_cast<Record&>(cr);
+    if (r.type == RecordType::Enter) {
+      stack.push_back(r.ref);
+    } else if (r.type == RecordType::Leave) {
+      for (std::size_t i = stack.size(); i-- > 0;)
+        if (stack[i] == r.ref) {
+          stack.resize(i);
+          break;
+        }
+    } else if (r.type == RecordType::RawSample) {
+      const auto* ips = reinterpret_cast<const std::uint64_t*>(cp + 1);
+      const unsigned m = r.ref;
+      // The instrumented functions on the stack, innermost first: the sampled frames below the
+      // innermost one hang under the instrumented call path.
+      std::vector<std::uintptr_t> entries;
+      for (std::size_t i = stack.size(); i-- > 0;)
+        if (std::uintptr_t e = regions::entry_of(stack[i])) entries.push_back(e);
+      std::vector<RegionId> below;  // sampled regions, innermost first
+      for (unsigned i = 0; i < m; ++i) {
+        const std::uintptr_t ip = ips[i] - (i > 0 ? 1 : 0);
+        const Frame f = frame_of(ip);
+        bool instrumented = false;
+        for (std::uintptr_t e : entries) instrumented = instrumented || (f.entry && f.entry == e);
+        if (instrumented || f.outer) break;
+        below.push_back(f.region);
+        if (f.main) break;
+      }
+      contexts::ContextId c = contexts::kNoContext;
+      for (RegionId reg : stack) c = contexts::define(c, reg);
+      for (std::size_t i = below.size(); i-- > 0;) c = contexts::define(c, below[i]);
+      if (c == contexts::kNoContext) {
+        // No frame at all (an empty stack inside the program's start): the program root.
+        c = contexts::define(contexts::kNoContext, runtime::root_region());
+      }
+      r.type = RecordType::CallingContextSample;
+      auto* p = const_cast<Payload*>(cp);
+      p[0].a = static_cast<std::uint64_t>(stack.size() + below.size());  // unwind distance: the whole stack
+      p[0].b = 0;
+      r.ref = c;
+    }
+  });
+}
+
+std::string summary() { return {}; }
+
+std::string probe_report() {
+  std::string out;
+  for (Kind k : {kCycles, kCpuClock, kTaskClock}) {
+    std::string why;
+    const bool ok = probe(k, 1000000, &why);
+    out += std::string(kKindNames[k]) + (ok ? ": available" : ": not available (" + why + ")") + "\n";
+  }
+  out += "timer: available (timer_create on the thread's CPU time; the last fallback)\n";
+  return out;
+}
+
+}  // namespace prof::sampling

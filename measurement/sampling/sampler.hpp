@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The sampler (PROF_SAMPLING_EVENTS): one interrupt source per thread (perf_event_open hardware
+// cycles or software clocks, or a POSIX CPU-time timer), each overflow a real-time signal to that
+// very thread; its handler unwinds the interrupted stack (libunwind's unw_backtrace, loaded with
+// dlopen so that programs without sampling never see libunwind's _Unwind_* and backtrace symbols)
+// into a RawSample record of the thread's own trace buffer. Converting a RawSample into a calling
+// context (resolve()) happens off the handler, when the buffer is written out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "measurement/buffer.hpp"
+#include "measurement/record.hpp"
+
+namespace prof {
+struct Location;
+}
+
+namespace prof::sampling {
+
+/// An interrupt source as the trace's InterruptGenerator names it.
+struct Generator {
+  std::string name;          ///< the effective event, e.g. "perf_cpu_clock"
+  bool time_based = true;    ///< period in nanoseconds (false: a count of events, e.g. cycles)
+  std::uint64_t period = 0;  ///< ns, or events
+};
+
+/// The accepted forms of PROF_SAMPLING_EVENTS, one line (for errors and prof-info).
+const char* accepted_forms();
+
+/// Parses PROF_SAMPLING_EVENTS (fatal configuration error, naming the accepted forms, on a bad
+/// item), probes the sources in the order hardware → software clock → timer (each step
+/// announced once, PROF_SAMPLING_DEBUG_REFUSE forcing refusals), installs the signal handler and
+/// loads libunwind. False when sampling is off. Once, at init.
+bool init();
+bool on();
+/// The calling thread's interrupt sources (thread start) and their end (thread end).
+void thread_start(Location* loc);
+void thread_end(Location* loc);
+/// Stops every source; before the write-out.
+void stop();
+const std::vector<Generator>& generators();
+
+/// Rewrites the RawSample records of `buffer` (written by `loc`'s handler) into
+/// CallingContextSample records: the calling context is the location's instrumented call path at
+/// the sample (replayed from its Enter/Leave records, kept across calls in `loc`) followed by the
+/// sampled frames below the innermost instrumented function. State mutex held; the owner does
+/// not record meanwhile.
+void resolve(Location* loc, EventBuffer& buffer);
+
+/// One line for the end of the run: samples, those that landed inside prof, those dropped.
+std::string summary();
+
+/// What this machine supports, for `prof-info sampling`: one line per event.
+std::string probe_report();
+
+}  // namespace prof::sampling
