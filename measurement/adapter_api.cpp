@@ -48,22 +48,6 @@ std::uint32_t location_index(const Location* loc) { return loc->index; }
 
 const void* call_path(const Location* loc) { return loc && loc->profiling ? loc->current_node : nullptr; }
 
-namespace {
-// The child of `parent` for `region` in a detached location's tree, made when missing; nullptr
-// when the pool has no memory left.
-ProfileNode* gpu_child(Location* loc, ProfileNode* parent, RegionId region) {
-  for (ProfileNode* c = parent->first_child; c; c = c->next_sibling)
-    if (c->region == region) return c;
-  NodeArena& a = loc->arena;
-  if (static_cast<std::size_t>(a.end - a.pos) < sizeof(ProfileNode) && !runtime::profile_chunk(loc)) return nullptr;
-  auto* n = reinterpret_cast<ProfileNode*>(a.pos);
-  a.pos += sizeof(ProfileNode);
-  ++a.nodes;
-  *n = ProfileNode{region, 0, parent, nullptr, parent->first_child, 0, 0, ~std::uint64_t{0}, 0};
-  parent->first_child = n;
-  return n;
-}
-}  // namespace
 
 void gpu_activity(Location* stream, const void* path, RegionId region, Timestamp start, Timestamp end, std::uint64_t bytes) {
   if (!stream || !stream->profiling || !g_recording) return;
@@ -75,14 +59,14 @@ void gpu_activity(Location* stream, const void* path, RegionId region, Timestamp
   ProfileNode* node = &stream->root_node;
   const std::uint64_t d = end > start ? end - start : 0;
   for (std::size_t i = depth; i-- > 0;) {
-    ProfileNode* c = gpu_child(stream, node, regions_on_path[i]);
+    ProfileNode* c = detail::attach_child(stream, node, regions_on_path[i]);
     if (!c) {
       ++stream->profile_folded;
       return;
     }
     node = c;
   }
-  ProfileNode* leaf = gpu_child(stream, node, region);
+  ProfileNode* leaf = detail::attach_child(stream, node, region);
   if (!leaf) {
     ++stream->profile_folded;
     return;

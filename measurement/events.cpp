@@ -120,6 +120,19 @@ ProfileNode* new_node(Location* loc, RegionId region) {
   return n;
 }
 
+ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region) {
+  for (ProfileNode* c = parent->first_child; c; c = c->next_sibling)
+    if (c->region == region) return c;
+  NodeArena& a = loc->arena;
+  if (static_cast<std::size_t>(a.end - a.pos) < sizeof(ProfileNode) && !runtime::profile_chunk(loc)) return nullptr;
+  auto* n = reinterpret_cast<ProfileNode*>(a.pos);
+  a.pos += sizeof(ProfileNode);
+  ++a.nodes;
+  *n = ProfileNode{region, 0, parent, nullptr, parent->first_child, 0, 0, ~std::uint64_t{0}, 0};
+  parent->first_child = n;
+  return n;
+}
+
 Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
   int saved = errno;
   Record* r = runtime::reserve_slow(loc, t, slots);

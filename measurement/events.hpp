@@ -37,6 +37,10 @@ PROF_COLD void leave_repair(Location* loc, RegionId region, Timestamp t);
 PROF_COLD Record* reserve_slow(Location* loc, Timestamp t, unsigned slots);
 /// A new child of loc->current_node; nullptr when the profile has no memory left.
 PROF_COLD ProfileNode* new_node(Location* loc, RegionId region);
+/// The child of `parent` for `region` in `loc`'s profile tree, made when missing (visits 0,
+/// time 0), outside the shadow stack: GPU activities, sampled frames. nullptr when the pool has
+/// no memory left. Only the location's owner, or anyone once it stopped recording.
+PROF_COLD ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region);
 
 // Hot path: no locks, no allocation, no errno changes.
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void put(Location* loc, Timestamp t, RecordType type, std::uint32_t ref) {

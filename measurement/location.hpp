@@ -123,6 +123,8 @@ struct Location {
   std::uint64_t samples = 0;           ///< written as RawSample
   std::uint64_t samples_in_prof = 0;   ///< landed inside prof itself (not the user's code)
   std::uint64_t samples_dropped = 0;   ///< no buffer space
+  /// Samples per call path of the profile (hits), made when the samples are resolved.
+  std::unordered_map<const ProfileNode*, std::uint64_t>* hits = nullptr;
 };
 
 /// The calling thread's location, or nullptr before its first event. Raw TLS: no destructor,

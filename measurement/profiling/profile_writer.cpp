@@ -193,6 +193,22 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
     p.extra_metrics.push_back(std::move(sent));
     p.extra_metrics.push_back(std::move(received));
   }
+  // Samples (PROF_SAMPLING_EVENTS): hits per call path, the sampled frames below the instrumented
+  // path included.
+  bool any_hits = false;
+  for (const Location* l : locs) any_hits = any_hits || (l->hits && !l->hits->empty());
+  if (any_hits) {
+    cube4::ExtraMetric hits{"hits", "Hits", "occ", "", "Samples that interrupted the thread in this call path (sampling)", {}};
+    hits.values.assign(n * nl, 0);
+    for (std::size_t li = 0; li < nl; ++li) {
+      if (!locs[li]->hits) continue;
+      for (const auto& [node, h] : *locs[li]->hits) {
+        auto it = m.of.find(node);
+        if (it != m.of.end()) hits.values[static_cast<std::size_t>(it->second) * nl + li] += h;
+      }
+    }
+    p.extra_metrics.push_back(std::move(hits));
+  }
   // GPU copies and memsets (CUDA), on the stream columns.
   bool any_copied = false;
   for (const Location* l : locs) any_copied = any_copied || (l->gpu_bytes && !l->gpu_bytes->empty());

@@ -24,6 +24,7 @@
 #include "measurement/definitions/contexts.hpp"
 #include "measurement/definitions/regions.hpp"
 #include "measurement/definitions/symbols.hpp"
+#include "measurement/events.hpp"
 #include "measurement/location.hpp"
 #include "measurement/log.hpp"
 #include "measurement/runtime.hpp"
@@ -422,6 +423,15 @@ void resolve(Location* loc, EventBuffer& buffer) {
         if (instrumented || f.outer) break;
         below.push_back(f.region);
         if (f.main) break;
+      }
+      // The profile: the sampled frames below the call path the thread was in (its node at the
+      // sample), one hit on the innermost.
+      if (auto* node = reinterpret_cast<ProfileNode*>(cp[0].a); node && loc->profiling) {
+        for (std::size_t i = below.size(); node && i-- > 0;) node = detail::attach_child(loc, node, below[i]);
+        if (node) {
+          if (!loc->hits) loc->hits = new std::unordered_map<const ProfileNode*, std::uint64_t>;
+          ++(*loc->hits)[node];
+        }
       }
       contexts::ContextId c = contexts::kNoContext;
       for (RegionId reg : stack) c = contexts::define(c, reg);
