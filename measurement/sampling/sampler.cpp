@@ -449,17 +449,4 @@ void resolve(Location* loc, EventBuffer& buffer) {
   });
 }
 
-std::string summary() { return {}; }
-
-std::string probe_report() {
-  std::string out;
-  for (Kind k : {kCycles, kCpuClock, kTaskClock}) {
-    std::string why;
-    const bool ok = probe(k, 1000000, &why);
-    out += std::string(kKindNames[k]) + (ok ? ": available" : ": not available (" + why + ")") + "\n";
-  }
-  out += "timer: available (timer_create on the thread's CPU time; the last fallback)\n";
-  return out;
-}
-
 }  // namespace prof::sampling

@@ -50,10 +50,4 @@ const std::vector<Generator>& generators();
 /// not record meanwhile.
 void resolve(Location* loc, EventBuffer& buffer);
 
-/// One line for the end of the run: samples, those that landed inside prof, those dropped.
-std::string summary();
-
-/// What this machine supports, for `prof-info sampling`: one line per event.
-std::string probe_report();
-
 }  // namespace prof::sampling

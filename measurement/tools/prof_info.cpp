@@ -2,8 +2,15 @@
 // prof-info: the configuration variables, their documentation and the values in effect.
 #include <unistd.h>
 
+#include <dlfcn.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -30,6 +37,7 @@ const char kUsage[] =
     "  instrumentation [CC]    how prof-wrap instruments compile steps of CC (default: gcc, g++,\n"
     "                          clang, mpicc, nvcc), as prof-wrap decides it: the GCC plugin or\n"
     "                          the compiler's hooks, and why\n"
+    "  sampling                the sampling events this machine supports now (PROF_SAMPLING_EVENTS)\n"
     "  --version               print the version\n"
     "  --help                  print this help\n";
 
@@ -119,12 +127,52 @@ int instrumentation(const std::vector<std::string>& compilers) {
   return print(out);
 }
 
+// What perf_event_open grants this process now, per event prof samples with, and the fallback
+// PROF_SAMPLING_EVENTS would take.
+int sampling() {
+  struct Event {
+    const char* name;
+    std::uint32_t type;
+    std::uint64_t config;
+    const char* unit;
+  };
+  const Event events[] = {{"perf_cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles"},
+                          {"perf_cpu_clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "ns"},
+                          {"perf_task_clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "ns"}};
+  std::string out = "sampling events (PROF_SAMPLING_EVENTS=<event>@<period>):\n";
+  for (const Event& e : events) {
+    perf_event_attr a;
+    std::memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = e.type;
+    a.config = e.config;
+    a.sample_period = 1000000;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    const long fd = ::syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    const int err = errno;
+    if (fd >= 0) ::close(static_cast<int>(fd));
+    out += std::string("  ") + e.name + "@<" + e.unit + ">: " + (fd >= 0 ? "available" : std::string("not available (") + std::strerror(err) + ")") + "\n";
+  }
+  out += "  timer@<us>: available (a POSIX timer on the thread's CPU time; it fires at the kernel tick at most)\n";
+  std::ifstream paranoid("/proc/sys/kernel/perf_event_paranoid");
+  std::string level;
+  if (paranoid >> level) out += "perf_event_paranoid: " + level + " (above 2 forbids perf_event_open to unprivileged users)\n";
+  void* h = ::dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  out += std::string("call stacks (PROF_ENABLE_UNWINDING): ") +
+         (h ? "libunwind.so.8 found" : "libunwind.so.8 not found (Debian: libunwind8): samples record only the interrupted function") + "\n";
+  out += "fallback when refused: perf_cycles -> perf_cpu_clock (period as ns) -> timer (period / 1000 as us)\n";
+  return print(out);
+}
+
 int run(const std::vector<std::string>& args) {
   if (args.empty()) return usage_error("no command given");
   const std::string& command = args.front();
   if (command == "--help" || command == "-h" || command == "help") return print(kUsage);
   if (command == "--version") return print(std::string("prof-info ") + PROF_VERSION + "\n");
   if (command == "config-vars") return config_vars({args.begin() + 1, args.end()});
+  if (command == "sampling") return sampling();
   if (command == "instrumentation") {
     std::vector<std::string> compilers(args.begin() + 1, args.end());
     if (compilers.empty()) compilers = {"gcc", "g++", "clang", "mpicc", "nvcc"};
