@@ -566,6 +566,9 @@ else
   note "no MPI (mpirun or libprof_mpi.so missing): the MPI section of the report is not refreshed"
 fi
 
+# The sampling part: its own section (bench/sampling.sh).
+"$here/sampling.sh" "$build" "$doc" >&2
+
 # The CUDA part: measured here when there is a GPU, else the last measurement is kept.
 if nvidia-smi -L >/dev/null 2>&1 && [[ -e $build/lib/libprof_cuda.so ]]; then
   PROF_BUILD=$build "$here/cuda.sh" >&2

@@ -123,6 +123,7 @@ struct Location {
   std::uint64_t samples = 0;           ///< written as RawSample
   std::uint64_t samples_in_prof = 0;   ///< landed inside prof itself (not the user's code)
   std::uint64_t samples_dropped = 0;   ///< no buffer space
+  std::uint64_t sample_ticks = 0;      ///< timer ticks spent writing the samples (unwinding included)
   /// Samples per call path of the profile (hits), made when the samples are resolved.
   std::unordered_map<const ProfileNode*, std::uint64_t>* hits = nullptr;
 };

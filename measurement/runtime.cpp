@@ -802,7 +802,7 @@ void finalize(int exit_status) {
   const config::Values& v = config::g_values;
   Timestamp end = timer::now();
   std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0;
-  std::uint64_t samples = 0, samples_in_prof = 0, samples_dropped = 0;
+  std::uint64_t samples = 0, samples_in_prof = 0, samples_dropped = 0, sample_ticks = 0;
   for (Location* loc : locs) {
     if (!loc->ended) {
       closed += close_all_frames(loc, end);
@@ -813,14 +813,16 @@ void finalize(int exit_status) {
     samples += loc->samples;
     samples_in_prof += loc->samples_in_prof;
     samples_dropped += loc->samples_dropped;
+    sample_ticks += loc->sample_ticks;
     repairs += loc->repairs;
     unmatched += loc->unmatched_leaves;
     lost += loc->lost_events;
     reentries += loc->dropped_reentries;
   }
   if (sampling::on()) {
-    log::info(1, "sampling: %" PRIu64 " samples, %" PRIu64 " inside prof itself, %" PRIu64 " dropped", samples, samples_in_prof,
-              samples_dropped);
+    log::info(1, "sampling: %" PRIu64 " samples, %" PRIu64 " inside prof itself, %" PRIu64 " dropped; %.0f ns per sample in the handler",
+              samples, samples_in_prof, samples_dropped,
+              samples ? static_cast<double>(sample_ticks) * 1e9 / static_cast<double>(timer::resolution()) / static_cast<double>(samples) : 0.0);
     if (samples_dropped)
       log::warning("sampling: %" PRIu64 " samples were dropped for lack of buffer memory; raise PROF_TOTAL_MEMORY", samples_dropped);
   }
