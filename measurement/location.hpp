@@ -119,6 +119,7 @@ struct Location {
   // Sampling (measurement/sampling): the thread's interrupt sources, the instrumented stack
   // replayed from its records when samples are resolved, and counts of its signal handler.
   void* sampler = nullptr;
+  EventBuffer sample_buffer;           ///< the samples when there is no trace (profile only)
   std::vector<RegionId>* replay = nullptr;
   std::uint64_t samples = 0;           ///< written as RawSample
   std::uint64_t samples_in_prof = 0;   ///< landed inside prof itself (not the user's code)

@@ -93,7 +93,8 @@ std::atomic<int> g_init_state{0};   // 0 none, 1 running, 2 done
 std::atomic<bool> g_finalized{false};
 std::atomic<bool> g_in_signal{false};  // finalize runs from a fatal signal: the job is being stopped
 std::atomic<bool> g_finalize_done{false};  // the write-out is over
-std::atomic<bool> g_finalize_started{false};  // finalize runs (its adapters' part comes before g_finalized)
+std::atomic<bool> g_finalize_started{false};
+std::atomic<std::size_t> g_sample_chunks{0};  // pool chunks holding samples kept without a trace  // finalize runs (its adapters' part comes before g_finalized)
 std::atomic<int> g_pending_signal{0};      // SIGTERM/SIGINT that came during the write-out
 
 void release_chunk(void* c) { g_state->events.release(c); }
@@ -314,7 +315,7 @@ void unspill_locked(State& s, Location* loc) {
   }
   ::close(fd);
   ::unlink(path.c_str());
-  sampling::resolve(loc, tmp);
+  sampling::resolve(loc, tmp, true);
   s.writer.write_events(loc->global_id, tmp, false);
   for (void* b : blocks) std::free(b);
 }
@@ -337,7 +338,7 @@ bool convert_locked(State& s, Location* loc, bool close) {
   if (!s.writer.is_open()) return false;
   unspill_locked(s, loc);
   s.bytes_recorded += loc->trace.bytes();
-  sampling::resolve(loc, loc->trace);
+  sampling::resolve(loc, loc->trace, true);
   if (!s.writer.write_events(loc->global_id, loc->trace, false))
     log::error("writing the trace of location %u failed: %s", loc->index, s.writer.last_error().c_str());
   if (close) {
@@ -635,6 +636,8 @@ bool creates_ignored_threads(const void* caller) {
   return false;
 }
 
+void resolve_profile_samples_locked(Location* loc);
+
 void end_location(Location* loc) {
   State* s = g_state;
   if (!s || loc->ended) return;
@@ -649,6 +652,7 @@ void end_location(Location* loc) {
   for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
     if ((*a)->finalize_location) (*a)->finalize_location(loc);
   sampling::thread_end(loc);
+  resolve_profile_samples_locked(loc);
   loc->active = false;
   loc->ended = true;
   if (loc->tracing && g_phase.load() == static_cast<int>(Phase::Within)) {
@@ -764,7 +768,24 @@ void code_unloaded() {
 
 std::uint64_t next_thread_seq() { return g_state ? g_state->thread_seq.fetch_add(1) + 1 : 0; }
 
-void* sample_chunk() { return g_state ? g_state->events.acquire() : nullptr; }
+void* sample_chunk(bool samples_only) {
+  State* s = g_state;
+  if (!s) return nullptr;
+  // Samples kept for the profile alone wait until their thread ends: they may take a quarter of
+  // the pool, so that the profile's own nodes always find memory.
+  if (samples_only && g_sample_chunks.load(std::memory_order_relaxed) >= s->events.chunk_count() / 4) return nullptr;
+  void* c = s->events.acquire();
+  if (c && samples_only) g_sample_chunks.fetch_add(1, std::memory_order_relaxed);
+  return c;
+}
+
+// Samples kept without a trace go into the profile (the thread ended, or measurement stopped).
+void resolve_profile_samples_locked(Location* loc) {
+  if (loc->tracing || !loc->sample_buffer.has_chunk()) return;
+  sampling::resolve(loc, loc->sample_buffer, false);
+  g_sample_chunks.fetch_sub(loc->sample_buffer.chunk_count(), std::memory_order_relaxed);
+  loc->sample_buffer.release_all(release_chunk);
+}
 std::size_t chunk_bytes() { return g_state ? g_state->events.chunk_bytes() : 0; }
 RegionId root_region() { return g_state ? g_state->root_region : 0; }
 
@@ -938,6 +959,7 @@ void finalize(int exit_status) {
     nodes += loc->arena.nodes;
   }
   if (v.enable_profiling || v.summary) {
+    for (Location* loc : locs) resolve_profile_samples_locked(loc);  // samples kept without a trace
     cube4::Profile profile;
     if (s->mpp) {
       profile.process = std::string(s->mpp->paradigm()) + " Rank " + std::to_string(s->rank);

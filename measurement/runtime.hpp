@@ -35,7 +35,8 @@ Location* create_detached_location(const std::string& name, LocationType type, c
 /// location (api::ignore_threads_of). Any thread; keeps the string.
 void ignore_threads_of(const char* prefix);
 /// The sampler's signal handler: a free chunk of the event pool (lock-free), or nullptr.
-void* sample_chunk();
+/// `samples_only`: for samples kept without a trace (at most a quarter of the pool).
+void* sample_chunk(bool samples_only);
 std::size_t chunk_bytes();
 /// The program-root region (the profile's root).
 RegionId root_region();

@@ -13,6 +13,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -46,6 +47,7 @@ struct Source {
 constexpr int kMaxSources = 4;
 constexpr int kMaxDepth = 48;  // frames kept per sample
 constexpr int kTimerTag = 0x10000;
+constexpr RegionId kNoRegionYet = 0xfffffffdu;
 
 std::vector<Source> g_sources;
 std::vector<Generator> g_generators;
@@ -80,10 +82,22 @@ long perf_open(Kind kind, std::uint64_t period) {
   return ::syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+// PROF_SAMPLING_DEBUG_REFUSE: exact comma-separated tokens (a typo must not pass silently).
+bool has_token(const std::string& list, const char* token) {
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    std::size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    if (list.compare(at, end - at, token) == 0) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 bool refused_by_debug(Kind kind) {
   const std::string& r = config::g_values.sampling_debug_refuse;
-  if (kind == kCycles) return r.find("hardware") != std::string::npos;
-  if (kind == kCpuClock || kind == kTaskClock) return r.find("software") != std::string::npos;
+  if (kind == kCycles) return has_token(r, "hardware");
+  if (kind == kCpuClock || kind == kTaskClock) return has_token(r, "software");
   return false;
 }
 
@@ -116,9 +130,10 @@ bool parse_item(const std::string& item, Kind* kind, std::uint64_t* period) {
       *kind = static_cast<Kind>(k);
       known = true;
     }
-  if (!known || num.empty() || num.find_first_not_of("0123456789") != std::string::npos) return false;
+  if (!known || num.empty() || num.size() > 12 || num.find_first_not_of("0123456789") != std::string::npos) return false;
   *period = std::strtoull(num.c_str(), nullptr, 10);
-  return *period > 0;
+  // At most 10^12 (cycles, ns; µs: over 11 days): no overflow when µs become ns.
+  return *period > 0 && *period <= 1000000000000ull;
 }
 
 // ---- the signal handler: no locks, no allocation, no stdio; errno kept ----
@@ -136,12 +151,15 @@ void write_sample(Location* loc, int source, const ucontext_t* uc) {
   int m = first >= 0 ? n - first : 1;
   if (m > kMaxDepth) m = kMaxDepth;
   const unsigned slots = 1 + static_cast<unsigned>(m + 1) / 2;
-  Record* r = loc->trace.try_reserve(slots);
+  // Into the trace (resolved when it is written), or, without one, a buffer of the samples alone
+  // (resolved into the profile when the thread ends).
+  EventBuffer& buffer = loc->tracing ? loc->trace : loc->sample_buffer;
+  Record* r = buffer.try_reserve(slots);
   if (!r) {
     // A fresh chunk from the pool (lock-free); the owner is not inside prof (not busy).
-    if (void* c = runtime::sample_chunk()) {
-      loc->trace.add_chunk(c, runtime::chunk_bytes());
-      r = loc->trace.try_reserve(slots);
+    if (void* c = runtime::sample_chunk(!loc->tracing)) {
+      buffer.add_chunk(c, runtime::chunk_bytes());
+      r = buffer.try_reserve(slots);
     }
   }
   if (!r) {
@@ -158,7 +176,7 @@ void write_sample(Location* loc, int source, const ucontext_t* uc) {
   auto* out = reinterpret_cast<std::uint64_t*>(p + 1);
   for (int i = 0; i < m; ++i) out[i] = frames ? reinterpret_cast<std::uint64_t>(frames[i]) : pc;
   if (m % 2) out[m] = 0;
-  loc->trace.commit();
+  buffer.commit();
   ++loc->samples;
   loc->sample_ticks += timer::now() - t0;  // the handler's own work (bench/sampling.sh)
 }
@@ -190,7 +208,8 @@ void on_signal(int, siginfo_t* si, void* ucv) {
 // ---- resolving samples (off the handler) ----
 struct Frame {
   std::uintptr_t entry = 0;  // function entry, 0 unknown
-  RegionId region = 0;
+  RegionId region = kNoRegionYet;  // defined when a sample keeps the frame (region_of)
+  regions::RegionDef def;
   bool outer = false;        // a frame above the program's own (main's callers, thread start)
   bool main = false;
 };
@@ -215,7 +234,7 @@ Frame frame_of(std::uintptr_t ip) {
     d.end_line = info.end_line;
     d.paradigm = regions::Paradigm::Sampling;
     d.role = regions::Role::Function;
-    f.region = regions::define(d);
+    f.def = std::move(d);
     f.main = info.name == "main";
     const std::string& o = info.object;
     const char* base = std::strrchr(o.c_str(), '/');
@@ -244,28 +263,56 @@ Frame frame_of(std::uintptr_t ip) {
   return f;
 }
 
+// The region of a frame that a sample keeps, defined at its first use.
+RegionId region_of(std::uintptr_t ip) {
+  Frame& f = (*g_frames)[ip];
+  if (f.region == kNoRegionYet) f.region = regions::define(f.def);
+  return f.region;
+}
+
 }  // namespace
 
 const char* accepted_forms() {
   return "perf_cycles@<cycles>, perf_cpu_clock@<ns>, perf_task_clock@<ns> or timer@<us>, comma-separated, "
-         "periods > 0 (e.g. perf_cycles@2000000)";
+         "periods from 1 to 10^12 (e.g. perf_cycles@2000000)";
 }
 
 bool init() {
   const config::Values& v = config::g_values;
   if (v.sampling_events.empty()) return false;
-  std::string list = v.sampling_events;
-  std::size_t at = 0;
-  while (at <= list.size()) {
+  const std::string& list = v.sampling_events;
+  for (std::size_t at = 0; !v.sampling_debug_refuse.empty() && at <= v.sampling_debug_refuse.size();) {
+    std::size_t end = v.sampling_debug_refuse.find(',', at);
+    if (end == std::string::npos) end = v.sampling_debug_refuse.size();
+    const std::string token = v.sampling_debug_refuse.substr(at, end - at);
+    if (token != "hardware" && token != "software")
+      log::fatal("PROF_SAMPLING_DEBUG_REFUSE='%s': '%s' is neither hardware nor software; give hardware, software or "
+                 "hardware,software (tests only; leave it empty)",
+                 v.sampling_debug_refuse.c_str(), token.c_str());
+    at = end + 1;
+  }
+  // Every item is checked before any is probed: a bad value stops the program with one line.
+  struct Item {
+    std::string text;
+    Kind kind;
+    std::uint64_t period;
+  };
+  std::vector<Item> items;
+  for (std::size_t at = 0; at <= list.size();) {
     std::size_t end = list.find(',', at);
     if (end == std::string::npos) end = list.size();
-    const std::string item = list.substr(at, end - at);
-    Kind kind = kTimer;
-    std::uint64_t period = 0;
-    if (!parse_item(item, &kind, &period))
-      log::fatal("PROF_SAMPLING_EVENTS='%s': '%s' is not an event@period item; give %s", list.c_str(), item.c_str(),
+    Item it{list.substr(at, end - at), kTimer, 0};
+    if (!parse_item(it.text, &it.kind, &it.period))
+      log::fatal("PROF_SAMPLING_EVENTS='%s': '%s' is not an event@period item; give %s", list.c_str(), it.text.c_str(),
                  accepted_forms());
-    if (g_sources.size() == kMaxSources) log::fatal("PROF_SAMPLING_EVENTS='%s': at most %d events", list.c_str(), kMaxSources);
+    items.push_back(it);
+    at = end + 1;
+  }
+  if (items.size() > kMaxSources) log::fatal("PROF_SAMPLING_EVENTS='%s': at most %d events", list.c_str(), kMaxSources);
+  for (const Item& it : items) {
+    Kind kind = it.kind;
+    std::uint64_t period = it.period;
+    const std::string& item = it.text;
     // The fallback chain: hardware cycles → the CPU clock (period read as ns) → the timer.
     std::string why;
     const std::string asked = item;
@@ -287,11 +334,9 @@ bool init() {
     contexts::GeneratorDef d{g.name, g.time_based, g.period};
     g_sources.push_back(Source{kind, eff, contexts::define_generator(d)});
     g_generators.push_back(g);
-    at = end + 1;
   }
-  if (!v.enable_tracing) {
-    log::warning("sampling: the samples are written to the trace only for now; set PROF_ENABLE_TRACING=true to "
-                 "record them (the profile's hits are not implemented yet)");
+  if (!v.enable_tracing && !v.enable_profiling) {
+    log::warning("sampling: neither tracing nor profiling is on; the samples have nowhere to go");
     g_sources.clear();
     g_generators.clear();
     return false;
@@ -393,7 +438,7 @@ void thread_end(Location* loc) {
 
 void stop() { g_running.store(false); }
 
-void resolve(Location* loc, EventBuffer& buffer) {
+void resolve(Location* loc, EventBuffer& buffer, bool trace) {
   if (!g_on) return;
   if (!loc->replay) loc->replay = new std::vector<RegionId>;
   std::vector<RegionId>& stack = *loc->replay;
@@ -411,11 +456,18 @@ void resolve(Location* loc, EventBuffer& buffer) {
     } else if (r.type == RecordType::RawSample) {
       const auto* ips = reinterpret_cast<const std::uint64_t*>(cp + 1);
       const unsigned m = r.ref;
-      // The instrumented functions on the stack, innermost first: the sampled frames below the
-      // innermost one hang under the instrumented call path.
+      auto* at_node = reinterpret_cast<ProfileNode*>(cp[0].a);
+      // The instrumented call path at the sample: replayed from the trace's Enter/Leave, or, without
+      // a trace, the profile's node the thread was in.
+      std::vector<RegionId> node_path;
+      if (!trace)
+        for (const ProfileNode* n = at_node; n && n->parent; n = n->parent) node_path.insert(node_path.begin(), n->region);
+      const std::vector<RegionId>& path = trace ? stack : node_path;
+      // The instrumented functions on it, innermost first: the sampled frames below the innermost
+      // one hang under the instrumented call path.
       std::vector<std::uintptr_t> entries;
-      for (std::size_t i = stack.size(); i-- > 0;)
-        if (std::uintptr_t e = regions::entry_of(stack[i])) entries.push_back(e);
+      for (std::size_t i = path.size(); i-- > 0;)
+        if (std::uintptr_t e = regions::entry_of(path[i])) entries.push_back(e);
       std::vector<RegionId> below;  // sampled regions, innermost first
       for (unsigned i = 0; i < m; ++i) {
         const std::uintptr_t ip = ips[i] - (i > 0 ? 1 : 0);
@@ -423,18 +475,19 @@ void resolve(Location* loc, EventBuffer& buffer) {
         bool instrumented = false;
         for (std::uintptr_t e : entries) instrumented = instrumented || (f.entry && f.entry == e);
         if (instrumented || f.outer) break;
-        below.push_back(f.region);
+        below.push_back(region_of(ip));
         if (f.main) break;
       }
       // The profile: the sampled frames below the call path the thread was in (its node at the
       // sample), one hit on the innermost.
-      if (auto* node = reinterpret_cast<ProfileNode*>(cp[0].a); node && loc->profiling) {
+      if (ProfileNode* node = at_node; node && loc->profiling) {
         for (std::size_t i = below.size(); node && i-- > 0;) node = detail::attach_child(loc, node, below[i]);
         if (node) {
           if (!loc->hits) loc->hits = new std::unordered_map<const ProfileNode*, std::uint64_t>;
           ++(*loc->hits)[node];
         }
       }
+      if (!trace) return;
       contexts::ContextId c = contexts::kNoContext;
       for (RegionId reg : stack) c = contexts::define(c, reg);
       for (std::size_t i = below.size(); i-- > 0;) c = contexts::define(c, below[i]);
@@ -444,7 +497,8 @@ void resolve(Location* loc, EventBuffer& buffer) {
       }
       r.type = RecordType::CallingContextSample;
       auto* p = const_cast<Payload*>(cp);
-      p[0].a = static_cast<std::uint64_t>(stack.size() + below.size());  // unwind distance: the whole stack
+      // The unwind distance: every frame counts as new (the whole stack), at least the leaf.
+      p[0].a = std::max<std::uint64_t>(1, stack.size() + below.size());
       p[0].b = 0;
       r.ref = c;
     }

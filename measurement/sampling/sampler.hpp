@@ -46,8 +46,10 @@ const std::vector<Generator>& generators();
 /// Rewrites the RawSample records of `buffer` (written by `loc`'s handler) into
 /// CallingContextSample records: the calling context is the location's instrumented call path at
 /// the sample (replayed from its Enter/Leave records, kept across calls in `loc`) followed by the
-/// sampled frames below the innermost instrumented function. State mutex held; the owner does
-/// not record meanwhile.
-void resolve(Location* loc, EventBuffer& buffer);
+/// sampled frames below the innermost instrumented function; and, with profiling, a hit on the
+/// profile's call path (the node the thread was in, plus the sampled frames). `trace`: the
+/// buffer is the trace's (records rewritten); else it holds only samples (profile only). The
+/// owner does not record meanwhile (its own thread, or it ended, or measurement stopped).
+void resolve(Location* loc, EventBuffer& buffer, bool trace);
 
 }  // namespace prof::sampling
