@@ -713,6 +713,17 @@ bool profile_chunk(Location* loc) {
   return true;
 }
 
+bool profile_chunk_at_end(Location* loc) {
+  State* s = g_state;
+  if (!s || !g_finalized.load()) return false;
+  void* c = s->events.acquire();  // nobody records any more: no chunk is kept for a live thread
+  if (!c) return false;
+  loc->arena.pos = static_cast<char*>(c);
+  loc->arena.end = loc->arena.pos + s->events.chunk_bytes();
+  s->profile_bytes.fetch_add(s->events.chunk_bytes(), std::memory_order_relaxed);
+  return true;
+}
+
 RegionId memory_full_region(bool define) {
   static std::atomic<RegionId> id{kNoRegion};
   RegionId r = id.load(std::memory_order_acquire);

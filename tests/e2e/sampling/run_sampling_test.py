@@ -488,6 +488,70 @@ def case_stress_flush(ctx, tools):
     return stress(ctx, tools, "8M")
 
 
+def profile_hits(run, tools):
+    """{call path: hits} from the run's profile.cubex, read by cubex_check.py --dump (which also
+    checks the file); fails when the file is not valid."""
+    cube = os.path.join(run.exp, "profile.cubex")
+    d = sh(["/usr/bin/python3", os.path.join(tools, "cubex_check.py"), "--dump", cube])
+    if d.returncode != 0:
+        fail("cubex_check.py: %s" % d.stdout.strip().splitlines()[-1:])
+        return {}
+    hits = collections.Counter()
+    for line in d.stdout.splitlines():
+        w = line.split()
+        if len(w) >= 5 and w[0] == "hits":
+            hits[w[3]] += int(float(w[-1]))
+    if not hits:
+        fail("the profile has no hits metric")
+    return hits
+
+
+def case_profile_only(ctx, tools):
+    """hot.c (--nocompiler) sampled without a trace: the profile has the call path
+    <program>/main/a/hot with most of the hits, as many as the run's samples."""
+    exe = build_hot(ctx)
+    run = ctx.run(exe, {"PROF_SAMPLING_EVENTS": "perf_cpu_clock@1000000", "PROF_VERBOSE": "1"}, trace=False)
+    skip_without_prerequisites(run)
+    if run.rc != 0:
+        fail("exit status %d: %s" % (run.rc, run.stderr.strip()[-300:]))
+        return ""
+    expect_problems(run, [])
+    m = re.search(r"sampling: (\d+) samples", run.stderr)
+    samples = int(m.group(1)) if m else 0
+    hits = profile_hits(run, tools)
+    total = sum(hits.values())
+    chain = [p for p in hits if p.endswith("/main/a/hot")]
+    on_chain = sum(hits[p] for p in chain)
+    if total != samples:
+        fail("the profile has %d hits, prof counted %d samples" % (total, samples))
+    if total == 0 or on_chain < 0.75 * total:
+        fail("%d of %d hits on .../main/a/hot (expected >= 75 %%): %s" % (on_chain, total, dict(hits.most_common(4))))
+    if total < 0.5 * run.cpu / 1e-3:
+        fail("%d hits for %.3f s of CPU time at 1 kHz (expected >= half)" % (total, run.cpu))
+    return "%d hits (%d samples, CPU %.3f s), %d on main/a/hot" % (total, samples, run.cpu, on_chain)
+
+
+def case_profile_shlib(ctx, tools):
+    """The shared-library case with a trace: the profile's hits are on main/burn (burn sampled
+    below the instrumented main), as many as the trace's samples."""
+    lib = os.path.join(ctx.work, "libsampling_burn.so")
+    ctx.build(["gcc", "-O1", "-shared", "-fPIC", ctx.src("burn_lib.c"), "-o", lib])
+    exe = os.path.join(ctx.work, "burn_main")
+    ctx.wrap("gcc", "-O1", ctx.src("burn_main.c"), "-o", exe, "-L" + ctx.work, "-lsampling_burn",
+             "-Wl,-rpath," + ctx.work)
+    run = ctx.run(exe, {"PROF_SAMPLING_EVENTS": "perf_cpu_clock@1000000"})
+    skip_without_prerequisites(run)
+    samples, _ = read_trace(run, tools)
+    hits = profile_hits(run, tools)
+    total = sum(hits.values())
+    burn = sum(v for p, v in hits.items() if p.endswith("/main/burn"))
+    if total != len(samples):
+        fail("the profile has %d hits, the trace %d samples" % (total, len(samples)))
+    if total == 0 or burn < 0.75 * total:
+        fail("%d of %d hits on .../main/burn (expected >= 75 %%): %s" % (burn, total, dict(hits.most_common(4))))
+    return "%d hits = %d samples in the trace, %d on main/burn" % (total, len(samples), burn)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", required=True)
