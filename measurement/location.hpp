@@ -127,6 +127,8 @@ struct Location {
   std::uint64_t sample_ticks = 0;      ///< timer ticks spent writing the samples (unwinding included)
   /// Samples per call path of the profile (hits), made when the samples are resolved.
   std::unordered_map<const ProfileNode*, std::uint64_t>* hits = nullptr;
+  /// CPU time the samples of time-based sources stand for (hits x period, ns) per call path.
+  std::unordered_map<const ProfileNode*, std::uint64_t>* sampled_ns = nullptr;
 };
 
 /// The calling thread's location, or nullptr before its first event. Raw TLS: no destructor,

@@ -970,7 +970,10 @@ void finalize(int exit_status) {
     nodes += loc->arena.nodes;
   }
   if (v.enable_profiling || v.summary) {
-    for (Location* loc : locs) resolve_profile_samples_locked(loc);  // samples kept without a trace
+    for (Location* loc : locs) {
+      resolve_profile_samples_locked(loc);  // samples kept without a trace
+      sampling::attribute_prof_samples(loc);
+    }
     cube4::Profile profile;
     if (s->mpp) {
       profile.process = std::string(s->mpp->paradigm()) + " Rank " + std::to_string(s->rank);

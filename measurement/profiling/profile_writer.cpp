@@ -208,6 +208,21 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
       }
     }
     p.extra_metrics.push_back(std::move(hits));
+    bool any_time = false;
+    for (const Location* l : locs) any_time = any_time || (l->sampled_ns && !l->sampled_ns->empty());
+    if (any_time) {
+      cube4::ExtraMetric est{"sampled_time", "Sampled CPU time", "nsec", "",
+                             "CPU time estimated from the samples of time-based sources (hits x period, ns)", {}};
+      est.values.assign(n * nl, 0);
+      for (std::size_t li = 0; li < nl; ++li) {
+        if (!locs[li]->sampled_ns) continue;
+        for (const auto& [node, v] : *locs[li]->sampled_ns) {
+          auto it = m.of.find(node);
+          if (it != m.of.end()) est.values[static_cast<std::size_t>(it->second) * nl + li] += v;
+        }
+      }
+      p.extra_metrics.push_back(std::move(est));
+    }
   }
   // GPU copies and memsets (CUDA), on the stream columns.
   bool any_copied = false;

@@ -438,6 +438,21 @@ void thread_end(Location* loc) {
 
 void stop() { g_running.store(false); }
 
+void attribute_prof_samples(Location* loc) {
+  if (!g_on || !loc->profiling || loc->samples_in_prof == 0) return;
+  static const RegionId prof_region = [] {
+    regions::RegionDef d;
+    d.name = d.canonical = "prof (measurement system)";
+    d.paradigm = regions::Paradigm::Measurement;
+    d.role = regions::Role::Artificial;
+    return regions::define(d);
+  }();
+  if (ProfileNode* n = detail::attach_child(loc, &loc->root_node, prof_region)) {
+    if (!loc->hits) loc->hits = new std::unordered_map<const ProfileNode*, std::uint64_t>;
+    (*loc->hits)[n] += loc->samples_in_prof;
+  }
+}
+
 void resolve(Location* loc, EventBuffer& buffer, bool trace) {
   if (!g_on) return;
   if (!loc->replay) loc->replay = new std::vector<RegionId>;
@@ -485,6 +500,11 @@ void resolve(Location* loc, EventBuffer& buffer, bool trace) {
         if (node) {
           if (!loc->hits) loc->hits = new std::unordered_map<const ProfileNode*, std::uint64_t>;
           ++(*loc->hits)[node];
+          // The CPU time a sample of a time-based source stands for: its period.
+          if (r.aux < g_sources.size() && g_sources[r.aux].kind != kCycles) {
+            if (!loc->sampled_ns) loc->sampled_ns = new std::unordered_map<const ProfileNode*, std::uint64_t>;
+            (*loc->sampled_ns)[node] += g_sources[r.aux].period;
+          }
         }
       }
       if (!trace) return;

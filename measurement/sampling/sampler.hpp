@@ -41,6 +41,9 @@ void thread_start(Location* loc);
 void thread_end(Location* loc);
 /// Stops every source; before the write-out.
 void stop();
+/// The profile: the samples that landed inside prof itself become hits of an artificial region
+/// "prof (measurement system)" below the root, never the user's code. At finalize.
+void attribute_prof_samples(Location* loc);
 const std::vector<Generator>& generators();
 
 /// Rewrites the RawSample records of `buffer` (written by `loc`'s handler) into

@@ -488,9 +488,9 @@ def case_stress_flush(ctx, tools):
     return stress(ctx, tools, "8M")
 
 
-def profile_hits(run, tools):
-    """{call path: hits} from the run's profile.cubex, read by cubex_check.py --dump (which also
-    checks the file); fails when the file is not valid."""
+def profile_hits(run, tools, metric="hits"):
+    """{call path: value of `metric`} from the run's profile.cubex, read by cubex_check.py --dump
+    (which also checks the file); fails when the file is not valid."""
     cube = os.path.join(run.exp, "profile.cubex")
     d = sh(["/usr/bin/python3", os.path.join(tools, "cubex_check.py"), "--dump", cube])
     if d.returncode != 0:
@@ -499,10 +499,10 @@ def profile_hits(run, tools):
     hits = collections.Counter()
     for line in d.stdout.splitlines():
         w = line.split()
-        if len(w) >= 5 and w[0] == "hits":
+        if len(w) >= 5 and w[0] == metric:
             hits[w[3]] += int(float(w[-1]))
     if not hits:
-        fail("the profile has no hits metric")
+        fail("the profile has no %s metric" % metric)
     return hits
 
 
@@ -528,7 +528,13 @@ def case_profile_only(ctx, tools):
         fail("%d of %d hits on .../main/a/hot (expected >= 75 %%): %s" % (on_chain, total, dict(hits.most_common(4))))
     if total < 0.5 * run.cpu / 1e-3:
         fail("%d hits for %.3f s of CPU time at 1 kHz (expected >= half)" % (total, run.cpu))
-    return "%d hits (%d samples, CPU %.3f s), %d on main/a/hot" % (total, samples, run.cpu, on_chain)
+    # The estimated CPU time: hits x period (1 ms), per call path.
+    est = profile_hits(run, tools, "sampled_time")
+    for path, h in hits.items():
+        if est.get(path, 0) != h * 1000000:
+            fail("sampled_time of %s is %d ns, expected %d hits x 1 ms" % (path, est.get(path, 0), h))
+    return "%d hits (%d samples, CPU %.3f s), %d on main/a/hot, sampled_time = hits x 1 ms" % (
+        total, samples, run.cpu, on_chain)
 
 
 def case_profile_shlib(ctx, tools):
