@@ -124,9 +124,7 @@ ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region) {
   for (ProfileNode* c = parent->first_child; c; c = c->next_sibling)
     if (c->region == region) return c;
   NodeArena& a = loc->arena;
-  if (static_cast<std::size_t>(a.end - a.pos) < sizeof(ProfileNode) && !runtime::profile_chunk(loc) &&
-      !runtime::profile_chunk_at_end(loc))
-    return nullptr;
+  if (static_cast<std::size_t>(a.end - a.pos) < sizeof(ProfileNode) && !runtime::profile_chunk_unlocked(loc)) return nullptr;
   auto* n = reinterpret_cast<ProfileNode*>(a.pos);
   a.pos += sizeof(ProfileNode);
   ++a.nodes;

@@ -93,7 +93,8 @@ std::atomic<int> g_init_state{0};   // 0 none, 1 running, 2 done
 std::atomic<bool> g_finalized{false};
 std::atomic<bool> g_in_signal{false};  // finalize runs from a fatal signal: the job is being stopped
 std::atomic<bool> g_finalize_done{false};  // the write-out is over
-std::atomic<bool> g_finalize_started{false};
+std::atomic<bool> g_finalize_started{false};  // finalize runs (its adapters' part comes before g_finalized)
+std::atomic<bool> g_forked_child{false};      // a fork's child: measurement is off, signals take their default action
 std::atomic<std::size_t> g_sample_chunks{0};  // pool chunks holding samples kept without a trace  // finalize runs (its adapters' part comes before g_finalized)
 std::atomic<int> g_pending_signal{0};      // SIGTERM/SIGINT that came during the write-out
 
@@ -326,6 +327,7 @@ bool convert_locked(State& s, Location* loc, bool close) {
   if (!ready_locked(s)) return false;
   if (loc->converted) return true;
   if (s.trace_abandoned) {
+    sampling::resolve(loc, loc->trace, false);  // the profile keeps the samples
     ::unlink(spill_path(loc).c_str());
     if (close) {
       loc->trace.release_all(give_back_chunk);
@@ -396,7 +398,7 @@ void atfork_child() {
   g_phase.store(static_cast<int>(Phase::Post), std::memory_order_relaxed);
   g_compiler_hooks_on = false;
   g_finalized.store(true);
-  g_finalize_started.store(true);
+  g_forked_child.store(true);
   sampling::stop();  // the parent's sampling sources are not the child's
   if (Location* loc = tls_location) loc->active = false;
 }
@@ -410,6 +412,11 @@ constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTE
 
 void on_fatal_signal(int sig) {
   static std::atomic<int> in_handler{0};
+  if (g_forked_child.load()) {  // nothing of prof's to write in a fork's child
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
   if ((sig == SIGTERM || sig == SIGINT) && g_finalize_started.load() && !g_finalize_done.load() && in_handler.load() == 0) {
     // The write-out is already running (the program ended; mpirun now stops the job because
     // another rank failed): let it finish quickly instead of dying with the data unwritten; the
@@ -545,7 +552,12 @@ void init() {
   g_init_state.store(2);
 
   if (Location* loc = create_location()) {
+    // busy: the sampler's handler must not write into the buffer meanwhile
+    loc->busy = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     if (v.enable_tracing) detail::put(loc, timer::start(), RecordType::ProgramBegin, 0);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    loc->busy = false;
   }
   log_rss("after init");
   errno = saved;
@@ -652,7 +664,10 @@ void end_location(Location* loc) {
   for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
     if ((*a)->finalize_location) (*a)->finalize_location(loc);
   sampling::thread_end(loc);
-  resolve_profile_samples_locked(loc);
+  if (!loc->tracing && loc->sample_buffer.has_chunk()) {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (!g_finalized.load()) resolve_profile_samples_locked(loc);  // else finalize does it
+  }
   loc->active = false;
   loc->ended = true;
   if (loc->tracing && g_phase.load() == static_cast<int>(Phase::Within)) {
@@ -713,10 +728,10 @@ bool profile_chunk(Location* loc) {
   return true;
 }
 
-bool profile_chunk_at_end(Location* loc) {
+bool profile_chunk_unlocked(Location* loc) {
   State* s = g_state;
-  if (!s || !g_finalized.load()) return false;
-  void* c = s->events.acquire();  // nobody records any more: no chunk is kept for a live thread
+  if (!s) return false;
+  void* c = s->events.acquire();  // lock-free: callers may hold the State mutex
   if (!c) return false;
   loc->arena.pos = static_cast<char*>(c);
   loc->arena.end = loc->arena.pos + s->events.chunk_bytes();
@@ -970,9 +985,12 @@ void finalize(int exit_status) {
     nodes += loc->arena.nodes;
   }
   if (v.enable_profiling || v.summary) {
-    for (Location* loc : locs) {
-      resolve_profile_samples_locked(loc);  // samples kept without a trace
-      sampling::attribute_prof_samples(loc);
+    {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      for (Location* loc : locs) {
+        resolve_profile_samples_locked(loc);  // samples kept without a trace
+        sampling::attribute_prof_samples(loc);
+      }
     }
     cube4::Profile profile;
     if (s->mpp) {

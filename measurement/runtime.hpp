@@ -66,8 +66,9 @@ void add_clock_offset(Timestamp local, std::int64_t offset);
 /// A new chunk of profile-node memory for `loc` (its arena). False when the pool cannot spare
 /// one: every live tracing location keeps at least one chunk for its trace. Owner thread.
 bool profile_chunk(Location* loc);
-/// profile_chunk() during the write-out (samples resolved into the profile at the end).
-bool profile_chunk_at_end(Location* loc);
+/// A chunk straight from the pool for `loc`'s profile nodes, lock-free (attach_child: GPU
+/// activities and sampled frames, resolved with the State mutex held).
+bool profile_chunk_unlocked(Location* loc);
 bool ready(std::uint32_t rank = 0);
 
 /// The artificial region "PROFILE MEMORY FULL". `define`: define it if needed (when a profile

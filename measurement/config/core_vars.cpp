@@ -113,9 +113,11 @@ const Var kCoreVars[] = {
      "profile, use `prof-score -r` on `profile.cubex`."},
     {"SAMPLING_EVENTS", Type::String, "", &g_values.sampling_events,
      "Sample each thread's call stack at a fixed rate (empty: off).",
-     "A comma list of event@period items: `perf_cycles@<cycles>` (hardware CPU cycles), "
+     "A comma list of event[@period] items: `perf_cycles@<cycles>` (hardware CPU cycles), "
      "`perf_cpu_clock@<ns>`, `perf_task_clock@<ns>` (software clocks, through "
-     "perf_event_open) or `timer@<us>` (a POSIX timer on the thread's CPU time). Each thread "
+     "perf_event_open) or `timer@<us>` (a POSIX timer on the thread's CPU time); without a "
+     "period about 1 kHz (2000000 cycles, 1000000 ns, 1000 us: at most 1 % of run time on "
+     "real hardware, docs/PERFORMANCE.md). Each thread "
      "gets its own counter when it starts, and every period a real-time signal interrupts it "
      "and records where it is (its call stack, with PROF_ENABLE_UNWINDING), so time in code "
      "nobody instrumented shows up too. An event the machine refuses falls back, in one line: "
