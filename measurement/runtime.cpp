@@ -95,7 +95,7 @@ std::atomic<bool> g_in_signal{false};  // finalize runs from a fatal signal: the
 std::atomic<bool> g_finalize_done{false};  // the write-out is over
 std::atomic<bool> g_finalize_started{false};  // finalize runs (its adapters' part comes before g_finalized)
 std::atomic<bool> g_forked_child{false};      // a fork's child: measurement is off, signals take their default action
-std::atomic<std::size_t> g_sample_chunks{0};  // pool chunks holding samples kept without a trace  // finalize runs (its adapters' part comes before g_finalized)
+std::atomic<std::size_t> g_sample_chunks{0};  // pool chunks holding samples kept without a trace
 std::atomic<int> g_pending_signal{0};      // SIGTERM/SIGINT that came during the write-out
 
 void release_chunk(void* c) { g_state->events.release(c); }
