@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # THE benchmark script of prof (see docs/PERFORMANCE.md, which it rewrites; its MPI section comes
-# from bench/mpi.sh, which it runs at the end).
+# from bench/mpi.sh, which it runs at the end, and so on: sampling.sh, metrics.sh, cuda.sh).
 #
 #   bench/run.sh [build-dir]          build-dir: default <repo>/build; a relative path is
 #                                     taken from the current directory
@@ -568,6 +568,9 @@ fi
 
 # The sampling part: its own section (bench/sampling.sh).
 "$here/sampling.sh" "$build" "$doc" >&2
+
+# The metrics part: its own section (bench/metrics.sh).
+"$here/metrics.sh" "$build" "$doc" >&2
 
 # The CUDA part: measured here when there is a GPU, else the last measurement is kept.
 if nvidia-smi -L >/dev/null 2>&1 && [[ -e $build/lib/libprof_cuda.so ]]; then

@@ -5,8 +5,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "measurement/log.hpp"
+#include "measurement/metrics/metrics.hpp"
 #include "measurement/runtime.hpp"
 
 namespace prof {
@@ -23,6 +25,11 @@ void grow_stack(Location* loc) {
   auto* f = static_cast<Frame*>(std::realloc(loc->frames, cap * sizeof(Frame)));
   PROF_BUG_ON(!f, "out of memory for the shadow call stack");
   loc->frames = f;
+  if (loc->metric_count) {
+    auto* m = static_cast<std::uint64_t*>(std::realloc(loc->metric_frames, std::size_t{cap} * loc->metric_count * sizeof(std::uint64_t)));
+    PROF_BUG_ON(!m, "out of memory for the metric values of the shadow call stack");
+    loc->metric_frames = m;
+  }
   loc->capacity = cap;
   errno = saved;
 }
@@ -72,6 +79,23 @@ ProfileNode* full_child(Location* loc, ProfileNode* parent, RegionId full_region
   return n;
 }
 
+/// Arena bytes per node: the node, then its metric sums (rounded up to whole cache lines).
+std::size_t node_bytes(const Location* loc) {
+  return sizeof(ProfileNode) + (std::size_t{loc->metric_count} * sizeof(std::uint64_t) + 63) / 64 * 64;
+}
+
+/// A new node from the arena (which has room for it), linked below `parent`.
+ProfileNode* arena_node(Location* loc, ProfileNode* parent, RegionId region) {
+  NodeArena& a = loc->arena;
+  auto* n = reinterpret_cast<ProfileNode*>(a.pos);
+  a.pos += node_bytes(loc);
+  ++a.nodes;
+  *n = ProfileNode{region, loc->metric_count, parent, nullptr, parent->first_child, 0, 0, ~std::uint64_t{0}, 0};
+  if (loc->metric_count) std::memset(n + 1, 0, std::size_t{loc->metric_count} * sizeof(std::uint64_t));
+  parent->first_child = n;
+  return n;
+}
+
 }  // namespace
 
 ProfileNode* new_node(Location* loc, RegionId region) {
@@ -88,7 +112,7 @@ ProfileNode* new_node(Location* loc, RegionId region) {
     return nullptr;
   }
   NodeArena& a = loc->arena;
-  if (static_cast<std::size_t>(a.end - a.pos) < sizeof(ProfileNode)) {
+  if (static_cast<std::size_t>(a.end - a.pos) < node_bytes(loc)) {
     bool ok = false;
     if (full.misses >= full.retry_at) {
       int saved = errno;
@@ -112,25 +136,54 @@ ProfileNode* new_node(Location* loc, RegionId region) {
       return full_child(loc, parent, full_region);
     }
   }
-  auto* n = reinterpret_cast<ProfileNode*>(a.pos);
-  a.pos += sizeof(ProfileNode);
-  ++a.nodes;
-  *n = ProfileNode{region, 0, parent, nullptr, parent->first_child, 0, 0, ~std::uint64_t{0}, 0};
-  parent->first_child = n;
-  return n;
+  return arena_node(loc, parent, region);
 }
 
 ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region) {
   for (ProfileNode* c = parent->first_child; c; c = c->next_sibling)
     if (c->region == region) return c;
   NodeArena& a = loc->arena;
-  if (static_cast<std::size_t>(a.end - a.pos) < sizeof(ProfileNode) && !runtime::profile_chunk_unlocked(loc)) return nullptr;
-  auto* n = reinterpret_cast<ProfileNode*>(a.pos);
-  a.pos += sizeof(ProfileNode);
-  ++a.nodes;
-  *n = ProfileNode{region, 0, parent, nullptr, parent->first_child, 0, 0, ~std::uint64_t{0}, 0};
-  parent->first_child = n;
-  return n;
+  if (static_cast<std::size_t>(a.end - a.pos) < node_bytes(loc) && !runtime::profile_chunk_unlocked(loc)) return nullptr;
+  return arena_node(loc, parent, region);
+}
+
+namespace {
+/// An Enter or Leave record carrying the location's metric values (two per payload slot); aux =
+/// the location's OTF2 metric class.
+void put_values(Location* loc, Timestamp t, RecordType type, RegionId region, const std::uint64_t* v) {
+  const unsigned n = loc->metric_count, slots = (n + 1) / 2;
+  Record* r = loc->trace.try_reserve(slots);
+  if (PROF_UNLIKELY(!r)) {
+    r = reserve_slow(loc, t, slots);
+    if (!r) return;
+  }
+  r->time = t;
+  r->type = type;
+  r->slots = static_cast<std::uint8_t>(slots);
+  r->aux = loc->metric_class;
+  r->ref = region;
+  auto* p = reinterpret_cast<std::uint64_t*>(r + 1);
+  std::memcpy(p, v, n * sizeof(std::uint64_t));
+  if (n & 1) p[n] = 0;
+  loc->trace.commit();
+}
+}  // namespace
+
+void metrics_enter(Location* loc, Timestamp t, RegionId region) {
+  std::uint64_t* v = loc->metric_frames + std::size_t{loc->depth - 1} * loc->metric_count;
+  metrics::read(loc, v);
+  if (loc->tracing) put_values(loc, t, RecordType::Enter, region, v);
+}
+
+void metrics_leave(Location* loc, Timestamp t, RegionId region, ProfileNode* node) {
+  std::uint64_t now[metrics::kMaxMetrics];
+  metrics::read(loc, now);
+  if (loc->tracing) put_values(loc, t, RecordType::Leave, region, now);
+  if (node && node->metrics) {
+    const std::uint64_t* at_enter = loc->metric_frames + std::size_t{loc->depth} * loc->metric_count;
+    auto* sum = reinterpret_cast<std::uint64_t*>(node + 1);
+    for (unsigned i = 0; i < node->metrics; ++i) sum[i] += now[i] - at_enter[i];
+  }
 }
 
 Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {

@@ -41,6 +41,12 @@ PROF_COLD ProfileNode* new_node(Location* loc, RegionId region);
 /// time 0), outside the shadow stack: GPU activities, sampled frames. nullptr when the pool has
 /// no memory left. Only the location's owner, or anyone once it stopped recording.
 PROF_COLD ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region);
+/// With metrics (loc->metric_count): reads them into the innermost frame's row and writes the
+/// Enter record with the values in its payload slots (tracing).
+PROF_COLD void metrics_enter(Location* loc, Timestamp t, RegionId region);
+/// With metrics: reads them, writes the Leave record with the values (tracing) and adds the
+/// frame's deltas to `node`'s sums (when it has room for them). The frame was just popped.
+PROF_COLD void metrics_leave(Location* loc, Timestamp t, RegionId region, ProfileNode* node);
 
 // Hot path: no locks, no allocation, no errno changes.
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void put(Location* loc, Timestamp t, RecordType type, std::uint32_t ref) {
@@ -73,7 +79,8 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void enter(Location* loc, RegionId 
   f.node = nullptr;
   if (rec && (loc->tracing | loc->profiling)) {
     Timestamp t = timer::now();
-    if (loc->tracing) detail::put(loc, t, RecordType::Enter, region);
+    if (PROF_UNLIKELY(loc->metric_count)) detail::metrics_enter(loc, t, region);
+    else if (loc->tracing) detail::put(loc, t, RecordType::Enter, region);
     if (loc->profiling) {
       if (PROF_LIKELY(loc->profile_depth < loc->profile_max_depth)) {
         ProfileNode* child = loc->current_node->first_child;
@@ -97,7 +104,8 @@ namespace detail {
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void pop(Location* loc, Timestamp t) {
   Frame& f = loc->frames[--loc->depth];
   if (!f.recorded) return;
-  if (loc->tracing) put(loc, t, RecordType::Leave, f.region);
+  if (PROF_UNLIKELY(loc->metric_count)) metrics_leave(loc, t, f.region, f.node);
+  else if (loc->tracing) put(loc, t, RecordType::Leave, f.region);
   if (ProfileNode* n = f.node) {
     std::uint64_t d = t - f.enter_time;
     ++n->visits;

@@ -75,6 +75,7 @@ struct Location {
   bool profiling = false;
   bool unwind_check = false;  ///< a longjmp happened: drop frames deeper than the next event
   bool cache_stale = false;   ///< code was unloaded (dlclose): empty the region cache first
+  std::uint8_t metric_count = 0;  ///< metric values read at each recorded Enter/Leave (0: none)
   RegionCache cache;
   EventBuffer trace;
   Frame* frames = nullptr;
@@ -90,6 +91,12 @@ struct Location {
   std::unordered_map<const ProfileNode*, std::pair<std::uint64_t, std::uint64_t>>* bytes = nullptr;
   /// GPU streams: bytes moved by memory copies and memsets per call path; adapter's lock.
   std::unordered_map<const ProfileNode*, std::uint64_t>* gpu_bytes = nullptr;
+
+  // Metrics (measurement/metrics): the values at each open frame's Enter (capacity rows of
+  // metric_count), the OTF2 metric class of the location's values, the sources' state.
+  std::uint64_t* metric_frames = nullptr;
+  std::uint16_t metric_class = 0;
+  void* metric_state = nullptr;
 
   // Identity.
   std::uint32_t index = 0;        ///< creation order in the process; 0 = first (normally main)

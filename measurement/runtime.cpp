@@ -41,6 +41,7 @@
 #include "measurement/timer.hpp"
 #include "measurement/profiling/profile_merge.hpp"
 #include "measurement/profiling/profile_writer.hpp"
+#include "measurement/metrics/metrics.hpp"
 #include "measurement/sampling/sampler.hpp"
 #include "measurement/unify.hpp"
 #include "otf2-writer/trace_writer.hpp"
@@ -237,6 +238,10 @@ bool ready_locked(State& s) {
     }
     auto slash = s.exe_name.find_last_of('/');
     s.writer.set_program(slash == std::string::npos ? s.exe_name : s.exe_name.substr(slash + 1), s.args);
+    std::vector<otf2w::MetricMember> members;
+    for (const metrics::MetricDef& d : metrics::defs())
+      members.push_back({d.name, d.description, d.unit, d.papi, d.absolute});
+    s.writer.set_metrics(members, metrics::location_count(false));
   }
   s.is_ready = true;
   if (s.rank == 0) log::info(1, "experiment directory: %s", dir.c_str());
@@ -545,6 +550,7 @@ void init() {
   // Sampling: parsed (a bad value is fatal here), sources probed, handler installed; every
   // thread's location then opens its sources.
   sampling::init();
+  metrics::init();  // a bad event stops the program here
   g_phase.store(static_cast<int>(Phase::Within));
   g_compiler_hooks_on = compiler;
   // on_exit rather than atexit: its handler gets the exit status for ProgramEnd.
@@ -592,6 +598,7 @@ Location* create_location() {
     loc->global_id = (static_cast<std::uint64_t>(loc->index) << 32) | s->rank;
     s->locations.push_back(loc);
   }
+  metrics::thread_start(loc);  // before its first event
   for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
     if ((*a)->init_location) (*a)->init_location(loc);
   pthread_setspecific(s->key, loc);
@@ -661,6 +668,7 @@ void end_location(Location* loc) {
     close_all_frames(loc, t);
     if (loc->create_seq) event(loc, t, RecordType::ThreadEnd, 0, loc->create_seq);
   }
+  metrics::thread_end(loc);
   for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
     if ((*a)->finalize_location) (*a)->finalize_location(loc);
   sampling::thread_end(loc);
@@ -853,6 +861,7 @@ void finalize(int exit_status) {
   for (Location* loc : locs) {
     if (!loc->ended) {
       closed += close_all_frames(loc, end);
+      metrics::thread_end(loc);  // the calling thread's own: its last values (others keep theirs)
       if (loc->index == 0 && loc->tracing) {
         event(loc, end, RecordType::ProgramEnd, 0, static_cast<std::uint64_t>(static_cast<std::int64_t>(exit_status)));
       }

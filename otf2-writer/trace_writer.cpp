@@ -7,6 +7,7 @@
 
 #include <otf2/otf2.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -137,6 +138,9 @@ struct TraceWriter::Impl {
   std::vector<std::string> string_list;
   OTF2_StringRef program = 0;
   std::vector<OTF2_StringRef> args;
+  std::vector<MetricMember> metrics;
+  unsigned metric_class_size[2] = {0, 0};
+  OTF2_MetricRef metric_class_ref[2] = {0, 0};  // dense ids: class 0 may be empty (per-process events only)
   WriterStats stats;
   std::string error;
 
@@ -263,6 +267,14 @@ void TraceWriter::set_program(const std::string& name, const std::vector<std::st
   for (const auto& a : args) impl_->args.push_back(impl_->str(a));
 }
 
+void TraceWriter::set_metrics(const std::vector<MetricMember>& members, unsigned thread_count) {
+  impl_->metrics = members;
+  impl_->metric_class_size[0] = thread_count;
+  impl_->metric_class_size[1] = static_cast<unsigned>(members.size());
+  impl_->metric_class_ref[0] = 0;
+  impl_->metric_class_ref[1] = thread_count ? 1 : 0;
+}
+
 std::uint64_t TraceWriter::event_count(std::uint64_t location) const {
   auto it = impl_->locs.find(location);
   return it == impl_->locs.end() ? 0 : it->second.events;
@@ -286,10 +298,24 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
   OTF2_EvtWriter* w = loc.writer;
   OTF2_ErrorCode rc = OTF2_SUCCESS;
   std::uint64_t n = 0;
+  OTF2_Type metric_types[256];
+  OTF2_MetricValue metric_values[256];
+  for (OTF2_Type& type : metric_types) type = OTF2_TYPE_UINT64;
   buffer.for_each([&](const Record& r, const Payload* p) {
     if (rc != OTF2_SUCCESS) return;
     Timestamp t = r.time < loc.last ? loc.last : r.time;
     loc.last = t;
+    if (r.slots && (r.type == RecordType::Enter || r.type == RecordType::Leave) && r.aux < 2) {
+      // The metric values read with this Enter/Leave: a Metric event at the same time, first.
+      const unsigned count = std::min<unsigned>(m.metric_class_size[r.aux], 2u * r.slots);
+      const auto* v = reinterpret_cast<const std::uint64_t*>(p);
+      for (unsigned i = 0; i < count; ++i) metric_values[i].unsigned_int = v[i];
+      if (count) {
+        rc = OTF2_EvtWriter_Metric(w, nullptr, t, m.metric_class_ref[r.aux], static_cast<std::uint8_t>(count), metric_types, metric_values);
+        if (rc != OTF2_SUCCESS) return;
+        ++n;
+      }
+    }
     switch (r.type) {
       case RecordType::Enter: rc = OTF2_EvtWriter_Enter(w, nullptr, t, r.ref); break;
       case RecordType::Leave: rc = OTF2_EvtWriter_Leave(w, nullptr, t, r.ref); break;
@@ -430,6 +456,9 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   for (const auto& r : defs.regions) sampling = sampling || r.paradigm == regions::Paradigm::Sampling;
   std::vector<OTF2_StringRef> s_gen;
   for (const auto& g : defs.generators) s_gen.push_back(str(g.name));
+  struct MS { OTF2_StringRef name, description, unit; };
+  std::vector<MS> s_metric;
+  for (const auto& mm : metrics) s_metric.push_back({str(mm.name), str(mm.description), str(mm.unit)});
   const OTF2_StringRef s_empty = str(""), s_pthread = str("Pthread"), s_compiler = str("Compiler"), s_user = str("User"),
                        s_measurement = str("Measurement"), s_mpi = str("MPI"), s_cuda = str("CUDA"),
                        s_cuda_window = str("CUDA window"), s_sampling = str("Sampling");
@@ -476,6 +505,23 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
                                      otf2_role(r.role), otf2_paradigm(r.paradigm), OTF2_REGION_FLAG_NONE, s_reg[i].file,
                                      r.begin_line < 0 ? 0u : static_cast<std::uint32_t>(r.begin_line),
                                      r.end_line < 0 ? 0u : static_cast<std::uint32_t>(r.end_line));
+  }
+
+  // Metrics: a member each; class 0 = the members every thread reads, class 1 = all of them (the
+  // first location of each process, which also reads the per-process events).
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    const MetricMember& mm = metrics[i];
+    OTF2_GlobalDefWriter_WriteMetricMember(g, static_cast<OTF2_MetricMemberRef>(i), s_metric[i].name, s_metric[i].description,
+                                           mm.papi ? OTF2_METRIC_TYPE_PAPI : OTF2_METRIC_TYPE_OTHER,
+                                           mm.absolute ? OTF2_METRIC_ABSOLUTE_POINT : OTF2_METRIC_ACCUMULATED_START,
+                                           OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0, s_metric[i].unit);
+  }
+  for (unsigned c = 0; c < 2; ++c) {
+    if (metric_class_size[c] == 0 || (c == 1 && metric_class_size[1] == metric_class_size[0])) continue;
+    std::vector<OTF2_MetricMemberRef> members;
+    for (unsigned i = 0; i < metric_class_size[c]; ++i) members.push_back(i);
+    OTF2_GlobalDefWriter_WriteMetricClass(g, metric_class_ref[c], static_cast<std::uint8_t>(members.size()), members.data(),
+                                          OTF2_METRIC_SYNCHRONOUS_STRICT, OTF2_RECORDER_KIND_CPU);
   }
 
   // Sampling: the interrupt generators (time in ns, or counts of events) and the calling

@@ -55,6 +55,13 @@ struct Definitions {
   std::vector<contexts::GeneratorDef> generators;  ///< interrupt generators, global ids
 };
 
+/// A metric of the Metric events that accompany Enter and Leave records (measurement/metrics).
+struct MetricMember {
+  std::string name, description, unit;
+  bool papi = false;      ///< OTF2_METRIC_TYPE_PAPI, else OTHER
+  bool absolute = false;  ///< a level (ABSOLUTE_POINT), else a counter since the start (ACCUMULATED_START)
+};
+
 /// Counters of the writer, for the end-of-run report and tests.
 struct WriterStats {
   std::uint64_t events = 0;              ///< OTF2 events written, all locations
@@ -79,6 +86,12 @@ class TraceWriter {
 
   /// Program name and arguments for ProgramBegin records.
   void set_program(const std::string& name, const std::vector<std::string>& args);
+
+  /// The metrics carried by Enter/Leave records with payload slots: metric class 0 has the first
+  /// `thread_count` members (every thread), class 1 all of them (the process's first location,
+  /// which also reads the per-process events). The record's aux names its class; its slots hold
+  /// the values, two per slot. Each becomes an OTF2 Metric event just before its Enter/Leave.
+  void set_metrics(const std::vector<MetricMember>& members, unsigned thread_count);
 
   /// Appends every record of `buffer` to location `location`'s event stream; timestamps are
   /// clamped to be non-decreasing per location. `close` closes that location's writer (its

@@ -112,6 +112,8 @@ struct Values {
   std::string sampling_events;       ///< PROF_SAMPLING_EVENTS, parsed by the sampler
   bool enable_unwinding = true;
   std::string sampling_debug_refuse;  ///< tests: "hardware", "software"
+  std::string metric_papi, metric_papi_per_process, metric_papi_sep = ",";
+  std::string metric_rusage, metric_rusage_sep = ",";
 };
 enum TimerChoice : std::uint64_t { kTimerAuto = 0, kTimerTsc = 1, kTimerClockGettime = 2 };
 enum PthreadFeature : std::uint64_t { kPthreadCreate = 1, kPthreadMutex = 2, kPthreadCond = 4 };

@@ -133,6 +133,32 @@ const Var kCoreVars[] = {
      "For testing: sampling sources to treat as refused.",
      "`hardware`, `software` or both, comma-separated: prof acts as if perf_event_open "
      "refused them, so that every fallback path can be tested on any machine. Leave it empty."},
+    {"METRIC_PAPI", Type::String, "", &g_values.metric_papi,
+     "PAPI events to read per thread (e.g. PAPI_TOT_CYC,PAPI_TOT_INS).",
+     "Preset or native PAPI events, separated by PROF_METRIC_PAPI_SEP, read through one PAPI "
+     "event set per thread at every enter and exit of a recorded region: OTF2 Metric events "
+     "in the trace, one exclusive metric per event in the profile. They are checked at start: "
+     "a name PAPI does not know, an event this machine cannot count and events that cannot be "
+     "counted together stop the program with one line giving PAPI's reason. `prof-info "
+     "metrics` and papi_avail list the events of the machine; a VM usually has only software "
+     "events such as perf::TASK-CLOCK. Each event costs a read per enter and exit (see "
+     "docs/METRICS.md)."},
+    {"METRIC_PAPI_PER_PROCESS", Type::String, "", &g_values.metric_papi_per_process,
+     "PAPI events to read once per process.",
+     "As PROF_METRIC_PAPI (checked the same way), but one event set per process, read by its "
+     "first thread only (the master thread): for events that count the whole machine or "
+     "socket (uncore, RAPL energy). A per-thread event given here counts that thread only."},
+    {"METRIC_PAPI_SEP", Type::String, ",", &g_values.metric_papi_sep,
+     "Separator of the PAPI event lists.",
+     "For native event names that contain commas."},
+    {"METRIC_RUSAGE", Type::String, "", &g_values.metric_rusage,
+     "getrusage fields to read per thread (all, or e.g. ru_minflt).",
+     "`all` or fields of getrusage(RUSAGE_THREAD) separated by PROF_METRIC_RUSAGE_SEP, read "
+     "at every enter and exit of a recorded region like the PAPI events; `prof-info metrics` "
+     "lists them. An unknown field stops the program with one line."},
+    {"METRIC_RUSAGE_SEP", Type::String, ",", &g_values.metric_rusage_sep,
+     "Separator of the getrusage field list.",
+     "For symmetry with PROF_METRIC_PAPI_SEP (Score-P has both)."},
     {},
 };
 

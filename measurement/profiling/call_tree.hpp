@@ -14,7 +14,9 @@ namespace prof {
 /// One call path of one location. 64 bytes: one cache line.
 struct ProfileNode {
   RegionId region;
-  std::uint32_t unused;
+  /// Metric values (measurement/metrics) stored right after the node: the sums of their
+  /// inclusive deltas over the visits. 0 for nodes without that space.
+  std::uint32_t metrics;
   ProfileNode* parent;
   ProfileNode* first_child;
   ProfileNode* next_sibling;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "measurement/definitions/regions.hpp"
+#include "measurement/metrics/metrics.hpp"
 #include "measurement/profiling/cube4_writer.hpp"
 #include "measurement/profiling/summary.hpp"
 #include "measurement/timer.hpp"
@@ -82,6 +83,52 @@ struct Merger {
     }
   }
 };
+
+// PROF_METRIC_*: one exclusive Cube metric per configured metric. A node holds the sums of its
+// visits' inclusive deltas; exclusive = inclusive - its children's inclusive. A root's inclusive
+// value is what its thread counted from its start to its end (or its last read), at least its
+// children's. Call paths without room for values (PROFILE MEMORY FULL) leave theirs in the parent.
+void add_metrics(const std::vector<const Location*>& locs, const std::unordered_map<const ProfileNode*, std::uint32_t>& of,
+                 std::size_t ncnodes, cube4::Profile* p) {
+  const std::vector<metrics::MetricDef>& defs = metrics::defs();
+  bool any = false;
+  for (const Location* l : locs) any = any || l->metric_count;
+  if (defs.empty() || !any) return;
+  const std::size_t nl = locs.size(), first = p->extra_metrics.size();
+  for (const metrics::MetricDef& d : defs) {
+    cube4::ExtraMetric em{d.name, d.name, d.unit, "", d.description, {}};
+    em.values.assign(ncnodes * nl, 0);
+    p->extra_metrics.push_back(std::move(em));
+  }
+  std::vector<std::uint64_t> total, children;
+  for (std::size_t li = 0; li < nl; ++li) {
+    const Location* l = locs[li];
+    const unsigned k = l->metric_count;
+    if (!k) continue;
+    const auto incl = [&](const ProfileNode* node, unsigned i) -> std::uint64_t {
+      return node->metrics > i ? reinterpret_cast<const std::uint64_t*>(node + 1)[i] : 0;
+    };
+    const bool have_total = metrics::totals(l, &total);
+    std::vector<const ProfileNode*> todo{&l->root_node};
+    while (!todo.empty()) {
+      const ProfileNode* node = todo.back();
+      todo.pop_back();
+      auto it = of.find(node);
+      if (it == of.end()) continue;
+      children.assign(k, 0);
+      for (const ProfileNode* c = node->first_child; c; c = c->next_sibling) {
+        for (unsigned i = 0; i < k; ++i) children[i] += incl(c, i);
+        todo.push_back(c);
+      }
+      const std::size_t at = static_cast<std::size_t>(it->second) * nl + li;
+      for (unsigned i = 0; i < k; ++i) {
+        std::uint64_t in = incl(node, i);
+        if (node == &l->root_node) in = std::max(have_total ? total[i] : 0, children[i]);
+        p->extra_metrics[first + i].values[at] = in > children[i] ? in - children[i] : 0;
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -224,6 +271,7 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
       p.extra_metrics.push_back(std::move(est));
     }
   }
+  add_metrics(locs, m.of, n, &p);
   // GPU copies and memsets (CUDA), on the stream columns.
   bool any_copied = false;
   for (const Location* l : locs) any_copied = any_copied || (l->gpu_bytes && !l->gpu_bytes->empty());

@@ -16,6 +16,11 @@
 #include <vector>
 
 #include "measurement/config/config.hpp"
+#include "measurement/metrics/metrics.hpp"
+
+#if __has_include(<papi.h>)
+#include <papi.h>
+#endif
 
 extern char** environ;
 
@@ -38,6 +43,7 @@ const char kUsage[] =
     "                          clang, mpicc, nvcc), as prof-wrap decides it: the GCC plugin or\n"
     "                          the compiler's hooks, and why\n"
     "  sampling                the sampling events this machine supports now (PROF_SAMPLING_EVENTS)\n"
+    "  metrics                 the PAPI events usable here now and the getrusage fields (PROF_METRIC_*)\n"
     "  --version               print the version\n"
     "  --help                  print this help\n";
 
@@ -166,6 +172,80 @@ int sampling() {
   return print(out);
 }
 
+// The PAPI events of this machine (presets that exist here, then every component's native
+// events, as papi_avail and papi_native_avail list them) and the getrusage fields.
+int metrics() {
+  std::string out;
+#if __has_include(<papi.h>)
+  void* h = ::dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_LOCAL);
+  if (!h) h = ::dlopen("libpapi.so", RTLD_NOW | RTLD_LOCAL);
+  auto init = h ? reinterpret_cast<int (*)(int)>(::dlsym(h, "PAPI_library_init")) : nullptr;
+  auto enum_event = h ? reinterpret_cast<int (*)(int*, int)>(::dlsym(h, "PAPI_enum_event")) : nullptr;
+  auto enum_cmp = h ? reinterpret_cast<int (*)(int*, int, int)>(::dlsym(h, "PAPI_enum_cmp_event")) : nullptr;
+  auto info = h ? reinterpret_cast<int (*)(int, PAPI_event_info_t*)>(::dlsym(h, "PAPI_get_event_info")) : nullptr;
+  auto components = h ? reinterpret_cast<int (*)()>(::dlsym(h, "PAPI_num_components")) : nullptr;
+  auto create = h ? reinterpret_cast<int (*)(int*)>(::dlsym(h, "PAPI_create_eventset")) : nullptr;
+  auto add = h ? reinterpret_cast<int (*)(int, int)>(::dlsym(h, "PAPI_add_event")) : nullptr;
+  auto start = h ? reinterpret_cast<int (*)(int)>(::dlsym(h, "PAPI_start")) : nullptr;
+  auto stop = h ? reinterpret_cast<int (*)(int, long long*)>(::dlsym(h, "PAPI_stop")) : nullptr;
+  auto cleanup = h ? reinterpret_cast<int (*)(int)>(::dlsym(h, "PAPI_cleanup_eventset")) : nullptr;
+  auto destroy = h ? reinterpret_cast<int (*)(int*)>(::dlsym(h, "PAPI_destroy_eventset")) : nullptr;
+  // "Usable now": the event alone on an event set of this thread starts (as prof would start it).
+  auto countable = [&](int code) {
+    int set = PAPI_NULL;
+    if (create(&set) != PAPI_OK) return false;
+    const bool ok = add(set, code) == PAPI_OK && start(set) == PAPI_OK;
+    long long v[8];
+    if (ok) stop(set, v);
+    cleanup(set);
+    destroy(&set);
+    return ok;
+  };
+  if (!init || !enum_event || !enum_cmp || !info || !components || !create || !add || !start || !stop || !cleanup ||
+      !destroy || init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
+    out += "PAPI: not available (libpapi.so.7.0 missing or not initialised; Debian: libpapi-dev)\n";
+  } else {
+    out += "PAPI presets available here (PROF_METRIC_PAPI=<name>,...):\n";
+    int code = PAPI_PRESET_MASK;
+    std::size_t n = 0;
+    if (enum_event(&code, PAPI_ENUM_FIRST) == PAPI_OK) {
+      do {
+        PAPI_event_info_t e;
+        if (info(code, &e) == PAPI_OK && e.count > 0 && countable(code)) {
+          out += std::string("  ") + e.symbol + ": " + e.long_descr + "\n";
+          ++n;
+        }
+      } while (enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
+    }
+    if (n == 0) out += "  (none: no hardware counters here, e.g. in a VM; use native software events)\n";
+    out += "PAPI native events countable here (PROF_METRIC_PAPI=<name>,...):\n";
+    std::size_t refused = 0;
+    for (int c = 0; c < components(); ++c) {
+      code = PAPI_NATIVE_MASK;
+      if (enum_cmp(&code, PAPI_ENUM_FIRST, c) != PAPI_OK) continue;
+      do {
+        PAPI_event_info_t e;
+        if (info(code, &e) != PAPI_OK) continue;
+        if (!countable(code)) {
+          ++refused;
+          continue;
+        }
+        out += std::string("  ") + e.symbol + ": " + (e.short_descr[0] ? e.short_descr : e.long_descr) + "\n";
+      } while (enum_cmp(&code, PAPI_ENUM_EVENTS, c) == PAPI_OK);
+    }
+    if (refused)
+      out += "  (" + std::to_string(refused) + " more native events exist but cannot be counted here now, e.g. hardware events in a VM)\n";
+    out += "Events of the kernel (perf::CONTEXT-SWITCHES, perf::CPU-MIGRATIONS) count only with :k=1, e.g.\n"
+           "perf::CONTEXT-SWITCHES:k=1: PAPI counts the user domain by default.\n";
+  }
+#else
+  out += "PAPI: prof-info was built without PAPI's header (Debian: libpapi-dev)\n";
+#endif
+  out += "getrusage fields (PROF_METRIC_RUSAGE=all or <field>,...):\n";
+  for (const auto& f : prof::metrics::rusage_fields()) out += std::string("  ") + f.name + ": " + f.description + "\n";
+  return print(out);
+}
+
 int run(const std::vector<std::string>& args) {
   if (args.empty()) return usage_error("no command given");
   const std::string& command = args.front();
@@ -173,6 +253,7 @@ int run(const std::vector<std::string>& args) {
   if (command == "--version") return print(std::string("prof-info ") + PROF_VERSION + "\n");
   if (command == "config-vars") return config_vars({args.begin() + 1, args.end()});
   if (command == "sampling") return sampling();
+  if (command == "metrics") return metrics();
   if (command == "instrumentation") {
     std::vector<std::string> compilers(args.begin() + 1, args.end());
     if (compilers.empty()) compilers = {"gcc", "g++", "clang", "mpicc", "nvcc"};

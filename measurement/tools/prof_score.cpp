@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -52,7 +53,10 @@ const char kUsage[] =
     "  -s KEY          sort regions by maxbuffer (default), totaltime, timepervisit (shortest\n"
     "                  first), visits, name\n"
     "  -m              show mangled names (with -r)\n"
-    "  -c N            N metric values per event (PAPI/rusage counters of a later run)\n"
+    "  -c N            N metric values per event (PROF_METRIC_* events of a later run)\n"
+    "  --metric NAME   also a column of a metric of the profile, summed (exclusive) per\n"
+    "                  group and region: a PROF_METRIC_* event such as perf::PAGE-FAULTS\n"
+    "                  or PAPI_TOT_CYC, or bytes_sent, hits, ...\n"
     "  --page-size S   the run's PROF_PAGE_SIZE for the memory estimate (default 64K)\n"
     "  --json          machine-readable output\n"
     "  -h, --help      this help\n";
@@ -168,11 +172,14 @@ bool copy_has_rma(const cube4::Region& r) {
   return gpu_kind(r) == GpuKind::Copy && n.find(' ') != std::string::npos && !host_to_host;
 }
 
-// Metric values travel with the Enter and Leave: one OTF2 Metric record per event (timestamp,
-// type, length, metric ref, count, type byte and 8 bytes per value); 16 raw bytes per value.
-constexpr unsigned kOtf2MetricHeader = 14;
-constexpr unsigned kOtf2MetricValue = 9;
-constexpr unsigned kRawMetricValue = 16;
+// Metric values travel with the Enter and Leave (PROF_METRIC_*): one OTF2 Metric record per event
+// at the Enter's or Leave's time (type, length, metric ref, count: 4 bytes) with per value a type
+// byte and a compressed UINT64 (a length byte and the significant bytes; counters since the
+// thread's start are taken as 4 bytes: an estimate that errs high for small counts, measured
+// 48 against 68 bytes per visit with 5 software counters). Raw records: two values per 16-byte slot.
+constexpr unsigned kOtf2MetricHeader = 4;
+constexpr unsigned kOtf2MetricValue = 6;
+constexpr unsigned kRawMetricSlot = 16;
 
 // GPU: the activities on GPU stream locations (kernels, copies, memsets), apart from the host's
 // CUDA API calls (CUDA).
@@ -212,6 +219,7 @@ struct Row {
   bool filtered = false;         // excluded by -f
   double visits = 0;
   double time = 0;               // exclusive seconds, all locations
+  double metric = 0;             // --metric: exclusive, all locations
   double otf2_bytes = 0;         // all processes
   double max_buf = 0;            // OTF2 bytes in the process that has the most
   std::vector<double> otf2_per_process, raw_per_process;
@@ -224,6 +232,7 @@ struct Options {
   std::string generate_spec, generate_file = "initial_prof.filter";
   std::string sort = "maxbuffer";
   unsigned metrics = 0;
+  std::string metric;            // --metric: the name as given
   std::uint64_t page_size = 64 << 10;
   std::string input;
 };
@@ -248,6 +257,7 @@ struct Score {
   std::vector<GpuActivity> gpu;              // GPU activities, longest total time first
   double gpu_time = 0;                       // all GPU activities
   bool have_bytes_copied = false;
+  const cube4::ReadMetric* metric = nullptr;  // --metric
 };
 
 /// bytes per visit of `region` in OTF2 and in memory.
@@ -271,7 +281,7 @@ void bytes_per_visit(const cube4::Region& r, std::uint32_t id, unsigned metrics,
   }
   if (metrics) {
     *otf2 += 2.0 * (kOtf2MetricHeader + kOtf2MetricValue * metrics);
-    *raw += 2.0 * kRawMetricValue * metrics;
+    *raw += 2.0 * kRawMetricSlot * ((metrics + 1) / 2);
   }
 }
 
@@ -307,6 +317,8 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
   const std::vector<double>* min_time = values_of(p, "min_time");
   const std::vector<double>* max_time = values_of(p, "max_time");
   s->have_bytes_copied = bytes_copied != nullptr;
+  std::vector<double> metric(nc * nl, 0.0);
+  if (s->metric) metric = p.exclusive(*s->metric);
 
   // Processes: each location group that is its own process (not an accelerator group another
   // group created) is one; the locations of its accelerator groups are its GPU streams, whose
@@ -390,6 +402,7 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
           gpu_bytes_per_visit(p.regions[r], r, (*bytes_copied)[i] / v, &gpu_otf2, &gpu_raw);
         grow.visits += v;
         grow.time += excl[i];
+        grow.metric += metric[i];
         grow.otf2_per_process[g] += v * gpu_otf2;
         grow.raw_per_process[g] += v * gpu_raw;
         a.calls += v;
@@ -402,6 +415,7 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
       if (v > 0 || time_incl[i] != 0) occurs[r] = 1;
       row.visits += v;
       row.time += excl[i];
+      row.metric += metric[i];
       row.otf2_per_process[g] += v * otf2;
       row.raw_per_process[g] += v * raw;
     }
@@ -436,7 +450,7 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
 // ---------------------------------------------------------------------------------------------
 
 struct Totals {
-  double visits = 0, time = 0, otf2_bytes = 0, max_buf = 0;
+  double visits = 0, time = 0, otf2_bytes = 0, max_buf = 0, metric = 0;
   std::vector<double> otf2_per_process, raw_per_process;
   bool any = false, all_filtered = true, some_filtered = false;
 };
@@ -455,6 +469,7 @@ Totals sum(const Score& s, Pred take) {
     t.some_filtered |= r.filtered;
     t.visits += r.visits;
     t.time += r.time;
+    t.metric += r.metric;
     t.otf2_bytes += r.otf2_bytes;
     for (std::size_t g = 0; g < groups; ++g) {
       t.otf2_per_process[g] += r.otf2_per_process[g];
@@ -472,6 +487,7 @@ Totals of(const Row& r) {
   t.all_filtered = t.some_filtered = r.filtered;
   t.visits = r.visits;
   t.time = r.time;
+  t.metric = r.metric;
   t.otf2_bytes = r.otf2_bytes;
   t.max_buf = r.max_buf;
   t.otf2_per_process = r.otf2_per_process;
@@ -559,13 +575,26 @@ std::string region_name(const Score& s, const Row& r, bool mangled) {
   return mangled && !reg.canonical.empty() ? reg.canonical : reg.name;
 }
 
-void print_line(const char* flt, const char* type, double max_buf, double visits, double time, double total, const std::string& name) {
-  const double pct = total > 0 ? 100.0 * time / total : 0.0;
+/// The --metric column's width (0: no column).
+int metric_width(const Score& s) {
+  return s.metric ? std::max(16, static_cast<int>(s.metric->disp_name.size() + s.metric->uom.size() + 3)) : 0;
+}
+
+void print_line(const Score& s, const char* flt, const char* type, const Totals& t, const std::string& name) {
+  const double total = s.total_time;
+  const double pct = total > 0 ? 100.0 * t.time / total : 0.0;
   char per[32];
-  if (visits > 0) std::snprintf(per, sizeof per, "%.2f", 1e6 * time / visits);
+  if (t.visits > 0) std::snprintf(per, sizeof per, "%.2f", 1e6 * t.time / t.visits);
   else std::snprintf(per, sizeof per, "-");
-  std::printf("%3s %7s %16s %14s %11.6f %7.1f %14s  %s\n", flt, type, grouped(max_buf).c_str(), grouped(visits).c_str(), time, pct,
-              per, name.c_str());
+  std::string metric;
+  if (s.metric) {
+    char buf[64];
+    if (t.metric == std::floor(t.metric) && std::fabs(t.metric) < 9e15) metric = grouped(t.metric);
+    else std::snprintf(buf, sizeof buf, "%.6g", t.metric), metric = buf;
+    metric = " " + std::string(static_cast<std::size_t>(std::max(0, metric_width(s) - static_cast<int>(metric.size()))), ' ') + metric;
+  }
+  std::printf("%3s %7s %16s %14s %11.6f %7.1f %14s%s  %s\n", flt, type, grouped(t.max_buf).c_str(), grouped(t.visits).c_str(), t.time,
+              pct, per, metric.c_str(), name.c_str());
 }
 
 void print_estimate(const Estimate& e, const char* label) {
@@ -710,17 +739,21 @@ void print_text(const Options& o, const Score& s, bool have_filter) {
   std::printf("(hint: when tracing, set PROF_TOTAL_MEMORY=%s to avoid flushes during the run,\n"
               " or reduce the requirements with a filter file: prof-score -g writes one)\n\n",
               memory_text(suggested).c_str());
-  std::printf("%3s %7s %16s %14s %11s %7s %14s  %s\n", "flt", "type", "max_buf[B]", "visits", "time[s]", "time[%]",
-              "time/visit[us]", "region");
+  std::string metric_head;
+  if (s.metric) {
+    metric_head = s.metric->disp_name + "[" + s.metric->uom + "]";
+    metric_head = " " + std::string(static_cast<std::size_t>(std::max(0, metric_width(s) - static_cast<int>(metric_head.size()))), ' ') + metric_head;
+  }
+  std::printf("%3s %7s %16s %14s %11s %7s %14s%s  %s\n", "flt", "type", "max_buf[B]", "visits", "time[s]", "time[%]",
+              "time/visit[us]", metric_head.c_str(), "region");
   for (Group g : present_groups(s)) {
     const Totals t = sum(s, [g](const Row& r) { return in_group(r, g); });
-    print_line(have_filter ? "-" : "", kGroupName[static_cast<int>(g)], t.max_buf, t.visits, t.time, s.total_time,
-               kGroupName[static_cast<int>(g)]);
+    print_line(s, have_filter ? "-" : "", kGroupName[static_cast<int>(g)], t, kGroupName[static_cast<int>(g)]);
   }
   if (have_filter) {
     std::printf("\n");
     for (const FilteredRow& f : filtered_rows(s))
-      print_line(f.mark, f.type.c_str(), f.t.max_buf, f.t.visits, f.t.time, s.total_time, f.name);
+      print_line(s, f.mark, f.type.c_str(), f.t, f.name);
   }
   if (o.regions) {
     std::printf("\n");
@@ -728,8 +761,8 @@ void print_text(const Options& o, const Score& s, bool have_filter) {
     for (const Row& r : s.rows) rows.push_back(&r);
     sort_rows(rows, o.sort, s);
     for (const Row* r : rows)
-      print_line(have_filter ? (r->filtered ? "+" : "-") : "", kGroupName[static_cast<int>(r->group)], r->max_buf, r->visits,
-                 r->time, s.total_time, region_name(s, *r, o.mangled));
+      print_line(s, have_filter ? (r->filtered ? "+" : "-") : "", kGroupName[static_cast<int>(r->group)], of(*r),
+                 region_name(s, *r, o.mangled));
   }
   if (s.gpu_streams > 0) print_gpu(s);
 }
@@ -764,11 +797,12 @@ std::string json_estimate(const Estimate& e) {
          ", \"total_memory_text\": " + json_string(memory_text(e.total_memory)) + "}";
 }
 
-std::string json_row(const char* type, const std::string& name, const Totals& t, double total, const char* flt) {
+std::string json_row(const char* type, const std::string& name, const Totals& t, double total, const char* flt, bool metric) {
   std::string out = "{\"type\": " + json_string(type) + ", \"name\": " + json_string(name) + ", \"max_buf\": " + json_number(t.max_buf) +
                     ", \"trace_bytes\": " + json_number(t.otf2_bytes) + ", \"visits\": " + json_number(t.visits) +
                     ", \"time\": " + json_number(t.time) + ", \"time_percent\": " + json_number(total > 0 ? 100.0 * t.time / total : 0) +
                     ", \"time_per_visit_us\": " + (t.visits > 0 ? json_number(1e6 * t.time / t.visits) : std::string("null"));
+  if (metric) out += ", \"metric\": " + json_number(t.metric);
   if (*flt) out += ", \"filtered\": " + json_string(flt);
   return out + "}";
 }
@@ -780,20 +814,22 @@ void print_json(const Options& o, const Score& s, bool have_filter) {
                     ",\n  \"processes\": " + std::to_string(s.locations_per_process.size()) +
                     ",\n  \"total_time\": " + json_number(s.total_time) +
                     ",\n  \"estimate\": " + json_estimate(estimate(s, all, o.page_size));
+  if (s.metric)
+    out += ",\n  \"metric\": {\"name\": " + json_string(s.metric->disp_name) + ", \"unit\": " + json_string(s.metric->uom) + "}";
   if (have_filter)
     out += ",\n  \"estimate_after_filtering\": " + json_estimate(estimate(s, sum(s, [](const Row& r) { return !r.filtered; }), o.page_size));
   out += ",\n  \"groups\": [";
   const char* sep = "\n    ";
   for (Group g : present_groups(s)) {
     const Totals t = sum(s, [g](const Row& r) { return in_group(r, g); });
-    out += sep + json_row(kGroupName[static_cast<int>(g)], kGroupName[static_cast<int>(g)], t, s.total_time, flt_mark(t, have_filter));
+    out += sep + json_row(kGroupName[static_cast<int>(g)], kGroupName[static_cast<int>(g)], t, s.total_time, flt_mark(t, have_filter), s.metric != nullptr);
     sep = ",\n    ";
   }
   if (have_filter) {
     out += "\n  ],\n  \"groups_after_filtering\": [";
     sep = "\n    ";
     for (const FilteredRow& f : filtered_rows(s)) {
-      out += sep + json_row(f.type.c_str(), f.name, f.t, s.total_time, f.mark);
+      out += sep + json_row(f.type.c_str(), f.name, f.t, s.total_time, f.mark, s.metric != nullptr);
       sep = ",\n    ";
     }
   }
@@ -805,7 +841,7 @@ void print_json(const Options& o, const Score& s, bool have_filter) {
   for (const Row* r : rows) {
     const Totals t = of(*r);
     std::string row = json_row(kGroupName[static_cast<int>(r->group)], s.profile.regions[r->region].name, t, s.total_time,
-                               have_filter ? (r->filtered ? "+" : "-") : "");
+                               have_filter ? (r->filtered ? "+" : "-") : "", s.metric != nullptr);
     row.pop_back();
     const cube4::Region& reg = s.profile.regions[r->region];
     row += ", \"mangled\": " + json_string(reg.canonical) + ", \"file\": " + json_string(reg.file) +
@@ -1083,6 +1119,10 @@ int run(int argc, char** argv) {
       if (!v || std::find_if(std::begin(keys), std::end(keys), [&](const char* k) { return std::strcmp(k, v) == 0; }) == std::end(keys))
         return usage_error("-s needs one of maxbuffer, totaltime, timepervisit, visits, name");
       o.sort = v;
+    } else if (a == "--metric") {
+      const char* v = value("--metric");
+      if (!v || !*v) return usage_error("--metric needs a metric name such as perf::PAGE-FAULTS");
+      o.metric = v;
     } else if (a == "-c") {
       const char* v = value("N");
       char* end = nullptr;
@@ -1111,10 +1151,28 @@ int run(int argc, char** argv) {
 
   Score s;
   std::string err;
-  static const std::vector<std::string> kMetrics = {"visits", "time", "bytes_copied"};  // all prof-score reads
-  if (!resolve_input(o.input, &s.path, &err) || !cube4::read(s.path, &s.profile, &err, &kMetrics)) {
+  std::vector<std::string> metrics = {"visits", "time", "bytes_copied"};  // all prof-score reads
+  // --metric: by its unique name, which the writer made of the name (other characters than
+  // [A-Za-z0-9:_=] become '_').
+  std::string metric_uniq = o.metric;
+  for (char& c : metric_uniq)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != ':' && c != '_' && c != '=') c = '_';
+  if (!o.metric.empty()) metrics.push_back(metric_uniq);
+  if (!resolve_input(o.input, &s.path, &err) || !cube4::read(s.path, &s.profile, &err, &metrics)) {
     error(err);
     return kExitError;
+  }
+  if (!o.metric.empty()) {
+    s.metric = s.profile.metric(metric_uniq);
+    if (!s.metric || s.metric->values.size() != s.profile.cnodes.size() * s.profile.locations.size()) {
+      std::string list;
+      cube4::ReadProfile all;
+      std::string all_err;
+      if (cube4::read(s.path, &all, &all_err, nullptr))
+        for (const cube4::ReadMetric& m : all.metrics) list += (list.empty() ? "" : ", ") + m.uniq_name;
+      error(s.path + " has no metric '" + o.metric + "'; it has " + list);
+      return kExitError;
+    }
   }
   // The GPU view also needs min_time and max_time; each metric costs call paths x locations x
   // 8 bytes, so a profile without GPU streams is not read for them.

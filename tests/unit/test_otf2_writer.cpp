@@ -573,3 +573,97 @@ print("ok")
   CHECK(py.rc == 0);
   CHECK(py.out == "ok\n");
 }
+
+namespace {
+/// An Enter or Leave carrying metric values as the hot path writes them (metrics_enter/leave):
+/// aux = the location's metric class (0 per-thread, 1 with the per-process events), two values
+/// per payload slot.
+void metric_record(Records& r, Timestamp t, RecordType type, std::uint32_t region, std::uint16_t cls,
+                   const std::vector<std::uint64_t>& values) {
+  const unsigned slots = static_cast<unsigned>((values.size() + 1) / 2);
+  prof::Record* rec = r.buf.try_reserve(slots);
+  if (!rec) {
+    void* c = r.pool.acquire();
+    REQUIRE(c != nullptr);
+    r.buf.add_chunk(c, Records::kChunk);
+    rec = r.buf.try_reserve(slots);
+    REQUIRE(rec != nullptr);
+  }
+  rec->time = t;
+  rec->type = type;
+  rec->slots = static_cast<std::uint8_t>(slots);
+  rec->aux = cls;
+  rec->ref = region;
+  auto* v = reinterpret_cast<std::uint64_t*>(rec + 1);
+  for (std::size_t i = 0; i < 2 * slots; ++i) v[i] = i < values.size() ? values[i] : 0;
+  r.buf.commit();
+  ++r.count;
+}
+}  // namespace
+
+TEST_CASE("otf2 writer: metric values of Enter/Leave records become Metric events of their class", "[otf2]") {
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(4 * kBlock, kBlock));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error));
+  // Two per-thread metrics and one per-process event: the master thread (class 1) has three
+  // values per event, the worker (class 0) two.
+  w.set_metrics({{"perf::TASK-CLOCK", "task clock", "ns", true, false},
+                 {"ru_maxrss", "peak RSS", "KiB", false, true},
+                 {"perf::PAGE-FAULTS", "page faults", "#", true, false}},
+                2);
+  Records master, worker;
+  metric_record(master, kT0, RecordType::Enter, kMain, 1, {100, 5000, 7});
+  metric_record(master, kT0 + 50, RecordType::Leave, kMain, 1, {900, 5200, 2007});
+  master.add(kT0 + 60, RecordType::ProgramEnd, 0, true, 0);
+  metric_record(worker, kT0 + 10, RecordType::Enter, kWorker, 0, {3, 5000});
+  worker.enter(kT0 + 20, kFoo);  // no values: a location without metrics writes plain records
+  worker.leave(kT0 + 30, kFoo);
+  metric_record(worker, kT0 + 40, RecordType::Leave, kWorker, 0, {40, 5100});
+  REQUIRE(w.write_events(kLoc0, master.buf, true));
+  REQUIRE(w.write_events(kLoc1, worker.buf, true));
+  CHECK(w.event_count(kLoc0) == 5);  // 2 Metric + Enter + Leave + ProgramEnd
+  CHECK(w.event_count(kLoc1) == 6);
+  REQUIRE(w.finish(definitions(w, kT0, kT0 + 60), &error));
+  CHECK(error.empty());
+
+  const RunResult printed = run("otf2-print -A '" + dir.archive() + "'", dir.path);
+  INFO(printed.out);
+  REQUIRE(printed.rc == 0);
+  CHECK(printed.err == "");
+  CHECK(count_events(printed.out)["METRIC"] == 4);
+  // Master: class 1 with all three members; worker: class 0 with the two per-thread ones.
+  CHECK(printed.out.find("Metric: 1, 3 Values: (\"perf::TASK-CLOCK\" <0>; UINT64; 900), (\"ru_maxrss\" <1>; UINT64; 5200), "
+                         "(\"perf::PAGE-FAULTS\" <2>; UINT64; 2007)") != std::string::npos);
+  CHECK(printed.out.find("Metric: 0, 2 Values: (\"perf::TASK-CLOCK\" <0>; UINT64; 40), (\"ru_maxrss\" <1>; UINT64; 5100)") !=
+        std::string::npos);
+  CHECK(printed.out.find("Mode: ABSOLUTE_POINT") != std::string::npos);  // ru_maxrss
+  CHECK(printed.out.find("Type: PAPI, Mode: ACCUMULATED_START, Value Type: UINT64, Base: DECIMAL, Exponent: 0, Unit: \"ns\"") !=
+        std::string::npos);
+  CHECK(printed.out.find("Occurrence: SYNCHRONOUS_STRICT, Kind: CPU, 2 Members") != std::string::npos);
+  CHECK(printed.out.find("Occurrence: SYNCHRONOUS_STRICT, Kind: CPU, 3 Members") != std::string::npos);
+  check_with_otf2_check(dir, "");
+}
+
+TEST_CASE("otf2 writer: per-process events only, the first metric class is 0", "[otf2]") {
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(4 * kBlock, kBlock));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error));
+  w.set_metrics({{"perf::PAGE-FAULTS", "page faults", "#", true, false}}, 0);
+  Records master;
+  metric_record(master, kT0, RecordType::Enter, kMain, 1, {7});
+  metric_record(master, kT0 + 50, RecordType::Leave, kMain, 1, {9});
+  REQUIRE(w.write_events(kLoc0, master.buf, true));
+  REQUIRE(w.finish(definitions(w, kT0, kT0 + 50, 1), &error));
+  const RunResult printed = run("otf2-print -A '" + dir.archive() + "'", dir.path);
+  INFO(printed.out);
+  REQUIRE(printed.rc == 0);
+  CHECK(printed.err == "");  // otf2-print warns about metric classes that are not dense from 0
+  CHECK(printed.out.find("Metric: 0, 1 Value: (\"perf::PAGE-FAULTS\" <0>; UINT64; 9)") != std::string::npos);
+  check_with_otf2_check(dir, "");
+}

@@ -214,9 +214,9 @@ TEST_CASE("prof-score: group and region rows, field by field", "[prof_score]") {
                    "\"file\": \"/src/app.c\", \"paradigm\": \"compiler\", \"filterable\": true}") != std::string::npos);
   CHECK(j.out.find("\"name\": \"pthread_create\"") != std::string::npos);
 
-  // -c 2: two metric values with every Enter and Leave, 2 × (14 + 2 × 9) = 64 more OTF2 bytes per visit.
+  // -c 2: two metric values with every Enter and Leave, 2 × (4 + 2 × 6) = 32 more OTF2 bytes per visit.
   const auto c = score(d, "-r -c 2 " + d.path);
-  CHECK(c.out.find("        USR       88,000,000      1,000,000    1.000000     7.1           1.00  tiny\n") != std::string::npos);
+  CHECK(c.out.find("        USR       56,000,000      1,000,000    1.000000     7.1           1.00  tiny\n") != std::string::npos);
   CHECK(j.out.find("\"filterable\": false") != std::string::npos);
 }
 
@@ -462,9 +462,9 @@ TEST_CASE("prof-score: GPU streams: processes, the GPU group and the GPU activit
                    "    {\"name\": \"cudaMemset\", \"bytes\": 1000000, \"calls\": 1, \"time\": 0.0001, \"gb_per_s\": 10}\n"
                    "  ]\n}\n") != std::string::npos);
 
-  // -c 2: metric values come with the host's events, not with the streams' (2 × (14 + 2 × 9) = 64 B more per visit).
+  // -c 2: metric values come with the host's events, not with the streams' (2 × (4 + 2 × 6) = 32 B more per visit).
   const auto c = score(d, "-r -c 2 " + d.path);
-  CHECK(c.out.find("        USR           88,000          1,000    0.500000     4.0         500.00  helper\n") != std::string::npos);
+  CHECK(c.out.find("        USR           56,000          1,000    0.500000     4.0         500.00  helper\n") != std::string::npos);
   CHECK(c.out.find("        GPU            6,000            250    0.550000     4.3        2200.00  add(float*, int, float)\n") != std::string::npos);
 
   // -f: a filter leaves the GPU rows alone (they are not compiler-instrumented).

@@ -18,7 +18,11 @@ Checks, all of them, every failure reported on one line:
       MpiCollectiveBegin events its blocking collectives;
   (e) the job's one profile.cubex passes cubex_check.py, per rank the visits of every MPI function
       equal the program's calls, and bytes_sent/bytes_received exist when messages were sent;
-  (f) prof-score --json on the experiment shows the MPI group with every MPI call.
+  (f) prof-score --json on the experiment shows the MPI group with every MPI call;
+  (g) with --metrics (PROF_METRIC_RUSAGE=ru_minflt,ru_nvcsw, and PROF_METRIC_PAPI=perf::TASK-CLOCK
+      where libpapi is installed): on every CPU location of every rank each Enter and Leave comes
+      right after a Metric event of the same time with one value per metric, the values never
+      decrease, and the profile has the metrics (cubex_check.py --expect-metric).
 Exit status 0 when all pass, 1 when one fails, 77 (skip) when mpicc or mpirun is not installed.
 """
 import argparse
@@ -47,6 +51,7 @@ def main():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--shared-tools", default="", help="directory of otf2_check.py ('' = that check is not run)")
     ap.add_argument("--flags", default="", help="extra compiler flags, blank-separated")
+    ap.add_argument("--metrics", action="store_true", help="record metrics and check them (g)")
     a = ap.parse_args()
     name = a.name
     failures = []
@@ -90,6 +95,14 @@ def main():
     exp = os.path.join(work, "exp")
     cmd = ["timeout", str(RUN_TIMEOUT), "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(a.np),
            "-x", "PROF_ENABLE_TRACING=true", "-x", "PROF_EXPERIMENT_DIRECTORY=" + exp, exe]
+    metric_names = []
+    if a.metrics:
+        import ctypes.util
+        metric_names = ["ru_minflt", "ru_nvcsw"]
+        cmd[-1:-1] = ["-x", "PROF_METRIC_RUSAGE=ru_minflt,ru_nvcsw"]
+        if ctypes.util.find_library("papi"):
+            metric_names.insert(0, "perf::TASK-CLOCK")
+            cmd[-1:-1] = ["-x", "PROF_METRIC_PAPI=perf::TASK-CLOCK"]
     p = subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     with open(os.path.join(work, "run.out"), "w") as f:
         f.write(p.stdout)
@@ -156,6 +169,8 @@ def main():
     master_enters = collections.defaultdict(collections.Counter)  # the same on the master location (id = rank)
     sent, received, begins = collections.Counter(), collections.Counter(), collections.Counter()
     group_rank = {}
+    metric_problems = collections.Counter()
+    metric_events = 0
     try:
         with otf2.reader.open(anchor) as trace:
             locs = list(trace.definitions.locations)
@@ -175,10 +190,27 @@ def main():
                 if group_rank.get(r) != r:
                     failures.append("rank %d has no master location with id %d in location group 'MPI Rank %d'" % (r, r, r))
             E = otf2.events
+            last_metric = {}  # location -> (time, values) of its last Metric event
             for loc, ev in trace.events:
                 r = group_rank.get(loc._ref)
                 if r is None:
                     continue
+                if a.metrics and isinstance(ev, E.Metric):
+                    metric_events += 1
+                    values = list(ev.values)
+                    members = [m.name for m in ev.metric.members]
+                    if members != metric_names:
+                        metric_problems["a Metric event has members %s, not %s" % (members, metric_names)] += 1
+                    prev = last_metric.get(loc._ref)
+                    if prev and any(v < p for v, p in zip(values, prev[1])):
+                        metric_problems["metric values decrease on a location"] += 1
+                    last_metric[loc._ref] = (ev.time, values)
+                elif a.metrics and isinstance(ev, (E.Enter, E.Leave)) and loc.type == otf2.LocationType.CPU_THREAD:
+                    prev = last_metric.pop(loc._ref, None)
+                    if prev is None or prev[0] != ev.time:
+                        metric_problems["an Enter/Leave without a Metric event of its time just before it"] += 1
+                    if prev is not None:
+                        last_metric[loc._ref] = (None, prev[1])
                 if isinstance(ev, E.Enter):
                     if ev.region.paradigm == otf2.Paradigm.MPI or ev.region.name.startswith("MPI_"):
                         enters[r][ev.region.name] += 1
@@ -204,6 +236,8 @@ def main():
         cmd = ["/usr/bin/python3", os.path.join(a.shared_tools, "cubex_check.py"), profile, "--dump"]
         if sum(s for s, _ in messages.values()) > 0:
             cmd += ["--expect-metric", "bytes_sent", "--expect-metric", "bytes_received"]
+        for m in metric_names:
+            cmd += ["--expect-metric", m.replace("-", "_")]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "(no output)"
         print("---- cubex_check.py ----\n" + last)
@@ -233,6 +267,11 @@ def main():
             if got != want:
                 failures.append("prof-score: the MPI group has %s visits, the program made %d MPI calls" % (got, want))
 
+    if a.metrics:
+        for what, n in sorted(metric_problems.items()):
+            failures.append("(g) %s (%d times)" % (what, n))
+        if metric_events == 0:
+            failures.append("(g) the trace has no Metric events although %s were recorded" % ", ".join(metric_names))
     n_checked = 0
     for r in range(a.np):
         for fn in sorted(set(calls[r]) | set(enters[r])):

@@ -1,0 +1,367 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Metrics (PROF_METRIC_PAPI, PROF_METRIC_PAPI_PER_PROCESS, PROF_METRIC_RUSAGE) end to end: one case
+per run. Builds regions.c with prof-wrap (main: touch_pages(2000), nap(), burn(); then a thread:
+touch_pages(700)), runs it and checks the trace and the profile with independent readers.
+
+  run_metrics_test.py --case NAME --prof-wrap PATH --src-dir DIR --workdir DIR [--shared-tools DIR]
+
+Every run that records: exit 0 and the program's output; no prof warning or error; otf2_check.py
+and cubex_check.py (--expect-metric for every metric) accept the files; otf2-print exits 0 with an
+empty stderr. With a trace (the otf2 Python module): on every location each Enter and Leave comes
+right after a Metric event of the same time whose members are the location's metrics (the master
+thread's include the per-process events), and counter values never decrease; the profile's value
+of every metric on every call path below the root is exactly what the trace gives (the sum over
+the visits of Leave - Enter, minus the same sums of the call path's children).
+
+Cases:
+  papi          PROF_METRIC_PAPI=perf::TASK-CLOCK,perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES:k=1 and
+                PROF_METRIC_RUSAGE=ru_minflt,ru_nvcsw, traced. Per region, exclusive, from the profile:
+                touch_pages: PAGE-FAULTS and ru_minflt in [2000, 2100] (main), [700, 800] (the thread);
+                nap: TASK-CLOCK < 1/4 of its wall time, ru_nvcsw >= 1, CONTEXT-SWITCHES >= 1;
+                burn (with its children): TASK-CLOCK >= 0.19 s and <= its wall time + 2 ms.
+                prof-score -r --metric perf::PAGE-FAULTS shows the column, touch_pages' row with the
+                sum of its two call paths. (CONTEXT-SWITCHES needs :k=1: PAPI counts the user
+                domain by default, and a context switch happens in the kernel.) prof-score -c 5
+                estimates the trace at 1 to 1.5 times the size of its .evt files.
+  rusage        PROF_METRIC_RUSAGE=all, profile only: the nine fields are Cube metrics (those that
+                stay 0 in this run, such as ru_majflt, defined without data files);
+                touch_pages' ru_minflt, nap's ru_nvcsw, burn's ru_utime+ru_stime >= 100 ms.
+  per_process   PROF_METRIC_PAPI=perf::TASK-CLOCK, PROF_METRIC_PAPI_PER_PROCESS=perf::PAGE-FAULTS:
+                the master thread's Metric events have both, the worker's only TASK-CLOCK; the
+                profile has PAGE-FAULTS of main's touch_pages and none on the worker.
+  unknown_event, unavailable_preset, twice, empty_item, per_process_twice: one error line each
+                (the event, PAPI's reason, what to do), exit 1, no program output, no experiment.
+                unavailable_preset (PAPI_TOT_CYC) passes too where the machine has the counter:
+                then the run must record it.
+
+Exit 0 pass, 1 fail (one line each), 77 skipped (no gcc, no libpapi where the case needs it, no
+otf2_check.py).
+"""
+import argparse
+import collections
+import ctypes.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+SKIP = 77
+PAGES, WORKER_PAGES = 2000, 700
+failures = []
+
+
+class Skip(Exception):
+    pass
+
+
+def fail(msg):
+    failures.append(msg)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, **kw)
+
+
+class Ctx:
+    def __init__(self, a):
+        self.a = a
+        self.work = os.path.join(a.workdir, "metrics_" + a.case)
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.work)
+        self.exe = os.path.join(self.work, "regions")
+        if not shutil.which("gcc"):
+            raise Skip("gcc not found")
+        b = sh([a.prof_wrap, "gcc", "-O1", "-pthread", os.path.join(a.src_dir, "regions.c"), "-o", self.exe], cwd=self.work)
+        if b.returncode != 0:
+            raise RuntimeError("prof-wrap gcc regions.c failed: %s" % (b.stdout + b.stderr)[-600:])
+        self.exp = os.path.join(self.work, "exp")
+
+    def run(self, env_vars):
+        shutil.rmtree(self.exp, ignore_errors=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+        env.update(PROF_EXPERIMENT_DIRECTORY=self.exp)
+        env.update(env_vars)
+        try:
+            return subprocess.run([self.exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                                  env=env, timeout=120)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError("the program did not end within 120 s")
+
+
+def need_papi():
+    if not ctypes.util.find_library("papi"):
+        raise Skip("libpapi is not installed (apt-get install libpapi-dev)")
+
+
+def check_recorded(ctx, r, metrics, tools, data=None):
+    """The common checks of a run that records; `data`: the metrics that must have values (default
+    all), the others must be defined. Returns the profile as {(metric, call path, location name): value}."""
+    data = metrics if data is None else data
+    if r.returncode != 0 or "regions done" not in r.stdout:
+        fail("the program exited with status %d; stderr: %s" % (r.returncode, r.stderr.strip()[-600:]))
+        return {}
+    problems = [l for l in r.stderr.splitlines() if l.startswith(("prof: warning", "prof: error"))]
+    if problems:
+        fail("prof reported: %s" % problems)
+    profile = os.path.join(ctx.exp, "profile.cubex")
+    cmd = ["/usr/bin/python3", os.path.join(tools, "cubex_check.py"), profile, "--dump"]
+    for m in data:
+        cmd += ["--expect-metric", m.replace("-", "_")]
+    c = sh(cmd)
+    if c.returncode != 0:
+        fail("cubex_check.py: %s" % " | ".join(c.stdout.strip().splitlines()[-3:]))
+    values = {}
+    for line in c.stdout.splitlines():
+        m = re.match(r"^(\S+) \((?:EXCLUSIVE|INCLUSIVE)\)\s+\d+\s+(\S+)\s+\d+ \([^/]*/ ([^)]*)\)\s+(\S+)$", line)
+        if m:
+            values[(m.group(1), m.group(2), m.group(3))] = float(m.group(4))
+    for metric in metrics:
+        uniq = metric.replace("-", "_")
+        if metric in data and not any(k[0] == uniq for k in values):
+            fail("the profile has no values of %s" % metric)
+        if metric not in data and not re.search(r"^%s \((EXCLUSIVE|INCLUSIVE)\)" % re.escape(uniq), c.stdout, re.M):
+            fail("the profile does not define the metric %s" % metric)
+    return values
+
+
+def check_trace(ctx, tools, members_of):
+    """Trace checks; members_of(location name) -> expected member names. Returns the per call
+    path exclusive sums {(metric, path, location): value} computed from the trace, and per call
+    path the wall time (ns) {(path, location): ns}."""
+    anchor = os.path.join(ctx.exp, "traces.otf2")
+    c = sh(["/usr/bin/python3", os.path.join(tools, "otf2_check.py"), anchor])
+    if c.returncode != 0:
+        fail("otf2_check.py: %s" % " | ".join(c.stdout.strip().splitlines()[-3:]))
+    p = sh(["otf2-print", anchor])
+    if p.returncode != 0 or p.stderr.strip():
+        fail("otf2-print: status %d, stderr %r" % (p.returncode, p.stderr.strip()[:300]))
+    import otf2
+    E = otf2.events
+    incl = collections.defaultdict(int)  # (metric, path, location) -> inclusive sum
+    wall = collections.defaultdict(int)
+    problems = collections.Counter()
+    metric_events = 0
+    with otf2.reader.open(anchor) as t:
+        resolution = t.definitions.clock_properties.timer_resolution
+        root = None
+        state = {}  # location -> [last metric (time, names, values) or None, stack of (region, time, values)]
+        for loc, ev in t.events:
+            st = state.setdefault(loc.name, [None, []])
+            if isinstance(ev, E.Metric):
+                metric_events += 1
+                names = [m.name for m in ev.metric.members]
+                if names != members_of(loc.name):
+                    problems["a Metric event on %s has members %s, not %s" % (loc.name, names, members_of(loc.name))] += 1
+                values = list(ev.values)
+                if st[0] is not None and any(v < p for v, p in zip(values, st[0][2])):
+                    problems["metric values decrease on %s" % loc.name] += 1
+                st[0] = (ev.time, names, values)
+            elif isinstance(ev, (E.Enter, E.Leave)):
+                last = st[0]
+                if last is None or last[0] != ev.time:
+                    problems["an Enter/Leave on %s without a Metric event of its time just before it" % loc.name] += 1
+                    continue
+                st[0] = (None, last[1], last[2])
+                if isinstance(ev, E.Enter):
+                    st[1].append((ev.region.name, ev.time, last[2]))
+                else:
+                    region, t0, v0 = st[1].pop()
+                    path = "/".join([ctx.prog] + [f[0] for f in st[1]] + [region])
+                    for name, a, b in zip(last[1], v0, last[2]):
+                        incl[(name, path, loc.name)] += b - a
+                    wall[(path, loc.name)] += (ev.time - t0) * 10**9 // resolution
+    for what, n in sorted(problems.items()):
+        fail("%s (%d times)" % (what, n))
+    if metric_events == 0:
+        fail("the trace has no Metric events")
+    excl = dict(incl)
+    for (name, path, loc), v in incl.items():
+        parent = path.rsplit("/", 1)[0]
+        if (name, parent, loc) in excl:
+            excl[(name, parent, loc)] -= v
+    return excl, wall
+
+
+def compare(profile, from_trace):
+    """Every call path below the root: the profile's exclusive value is the trace's."""
+    bad = []
+    for (name, path, loc), v in sorted(from_trace.items()):
+        got = profile.get((name.replace("-", "_"), path, loc))
+        if got is None or int(got) != v:
+            bad.append("%s %s on %s: profile %s, trace %d" % (name, path, loc, got, v))
+    if bad:
+        fail("%d values differ between the profile and the trace, e.g. %s" % (len(bad), "; ".join(bad[:3])))
+    return len(from_trace)
+
+
+def between(what, v, lo, hi):
+    if not (lo <= v <= hi):
+        fail("%s is %s, expected %s..%s" % (what, v, lo, hi))
+
+
+def case_papi(ctx, tools):
+    need_papi()
+    papi = ["perf::TASK-CLOCK", "perf::PAGE-FAULTS", "perf::CONTEXT-SWITCHES:k=1"]
+    metrics = papi + ["ru_minflt", "ru_nvcsw"]
+    r = ctx.run({"PROF_ENABLE_TRACING": "true", "PROF_METRIC_PAPI": ",".join(papi),
+                 "PROF_METRIC_RUSAGE": "ru_minflt,ru_nvcsw"})
+    prof = check_recorded(ctx, r, metrics, tools)
+    trace, wall = check_trace(ctx, tools, lambda loc: metrics)
+    n = compare(prof, trace)
+    M, W = "Master thread", "Pthread thread 1"
+    p = ctx.prog
+    for m in ("perf::PAGE_FAULTS", "ru_minflt"):
+        between("%s of main/touch_pages" % m, prof.get((m, p + "/main/touch_pages", M), -1), PAGES, PAGES + 100)
+        between("%s of worker/touch_pages" % m, prof.get((m, p + "/worker/touch_pages", W), -1), WORKER_PAGES, WORKER_PAGES + 100)
+    nap_wall = wall.get((p + "/main/nap", M), 0)
+    between("TASK-CLOCK of nap (ns; wall %d ns)" % nap_wall, prof.get(("perf::TASK_CLOCK", p + "/main/nap", M), -1), 0, nap_wall / 4)
+    between("ru_nvcsw of nap", prof.get(("ru_nvcsw", p + "/main/nap", M), -1), 1, 10**6)
+    between("CONTEXT-SWITCHES of nap", prof.get(("perf::CONTEXT_SWITCHES:k=1", p + "/main/nap", M), -1), 1, 10**6)
+    burn_wall = wall.get((p + "/main/burn", M), 0)
+    burn = sum(v for (m, path, loc), v in prof.items()
+               if m == "perf::TASK_CLOCK" and loc == M and (path + "/").startswith(p + "/main/burn/"))
+    between("TASK-CLOCK of burn with its children (ns; wall %d ns)" % burn_wall, burn, 0.19e9, burn_wall + 2e6)
+    # prof-score shows a chosen metric per region.
+    score = os.path.join(os.path.dirname(ctx.a.prof_wrap), "prof-score")
+    s = sh([score, "-r", "--metric", "perf::PAGE-FAULTS", ctx.exp])
+    row = [l for l in s.stdout.splitlines() if l.split() and l.split()[-1] == "touch_pages"]
+    if s.returncode != 0 or "perf::PAGE-FAULTS" not in s.stdout or not row:
+        fail("prof-score --metric perf::PAGE-FAULTS: status %d, output %r" % (s.returncode, (s.stdout + s.stderr)[-400:]))
+    else:
+        total = int(prof.get(("perf::PAGE_FAULTS", p + "/main/touch_pages", M), 0) +
+                    prof.get(("perf::PAGE_FAULTS", p + "/worker/touch_pages", W), 0))
+        if ("{:,}".format(total)) not in row[0].split():
+            fail("prof-score --metric perf::PAGE-FAULTS: the touch_pages row %r lacks %d" % (row[0], total))
+    # prof-score -c 5 (five values per event) estimates the trace of this very run: at least its
+    # real size (the model errs high for small counts), at most 1.5 times it.
+    import json
+    j = sh([score, "--json", "-c", "5", ctx.exp])
+    evt = sum(os.path.getsize(os.path.join(ctx.exp, "traces", f)) for f in os.listdir(os.path.join(ctx.exp, "traces"))
+              if f.endswith(".evt"))
+    est = json.loads(j.stdout)["estimate"]["trace_bytes"] if j.returncode == 0 else -1
+    between("prof-score -c 5's trace estimate (bytes; the .evt files have %d)" % evt, est, evt, 1.5 * evt)
+    return ("%d (metric, call path, location) values as the trace gives them; page faults, task clock, switches in bounds; "
+            "prof-score -c 5 estimates %d bytes for %d" % (n, est, evt))
+
+
+def case_rusage(ctx, tools):
+    fields = ["ru_utime", "ru_stime", "ru_maxrss", "ru_minflt", "ru_majflt", "ru_inblock", "ru_oublock", "ru_nvcsw", "ru_nivcsw"]
+    r = ctx.run({"PROF_METRIC_RUSAGE": "all"})
+    prof = check_recorded(ctx, r, fields, tools, data=["ru_utime", "ru_maxrss", "ru_minflt", "ru_nvcsw"])
+    if os.path.exists(os.path.join(ctx.exp, "traces.otf2")):
+        fail("a trace was written without PROF_ENABLE_TRACING")
+    M, p = "Master thread", ctx.prog
+    between("ru_minflt of main/touch_pages", prof.get(("ru_minflt", p + "/main/touch_pages", M), -1), PAGES, PAGES + 100)
+    between("ru_nvcsw of main/nap", prof.get(("ru_nvcsw", p + "/main/nap", M), -1), 1, 10**6)
+    cpu = sum(v for (m, path, loc), v in prof.items()
+              if m in ("ru_utime", "ru_stime") and loc == M and (path + "/").startswith(p + "/main/burn/"))
+    between("ru_utime + ru_stime of burn (us)", cpu, 100000, 10**7)
+    return "9 rusage metrics; minflt %d, nvcsw %d, burn's CPU %d us" % (
+        prof.get(("ru_minflt", p + "/main/touch_pages", M)), prof.get(("ru_nvcsw", p + "/main/nap", M)), cpu)
+
+
+def case_per_process(ctx, tools):
+    need_papi()
+    r = ctx.run({"PROF_ENABLE_TRACING": "true", "PROF_METRIC_PAPI": "perf::TASK-CLOCK",
+                 "PROF_METRIC_PAPI_PER_PROCESS": "perf::PAGE-FAULTS"})
+    prof = check_recorded(ctx, r, ["perf::TASK-CLOCK", "perf::PAGE-FAULTS"], tools)
+    both, one = ["perf::TASK-CLOCK", "perf::PAGE-FAULTS"], ["perf::TASK-CLOCK"]
+    trace, _ = check_trace(ctx, tools, lambda loc: both if loc == "Master thread" else one)
+    n = compare(prof, trace)
+    p = ctx.prog
+    between("PAGE-FAULTS of main/touch_pages", prof.get(("perf::PAGE_FAULTS", p + "/main/touch_pages", "Master thread"), -1),
+            PAGES, PAGES + 100)
+    worker = [k for k, v in prof.items() if k[0] == "perf::PAGE_FAULTS" and k[2] != "Master thread" and v]
+    if worker:
+        fail("the per-process event has values on other threads: %s" % worker[:3])
+    return "%d values as the trace gives them; the per-process event on the master thread only" % n
+
+
+def bad(ctx, env, pattern):
+    r = ctx.run(env)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    if r.returncode != 1:
+        fail("exit status %d, expected 1" % r.returncode)
+    if len(lines) != 1 or not re.search(pattern, lines[0]):
+        fail("stderr %r; expected one line matching %r" % (lines, pattern))
+    if "regions done" in r.stdout:
+        fail("the program ran although the configuration is bad")
+    if os.path.exists(ctx.exp):
+        fail("an experiment directory was made: %s" % ctx.exp)
+    return lines[0] if lines else ""
+
+
+def case_unknown_event(ctx, tools):
+    need_papi()
+    return bad(ctx, {"PROF_METRIC_PAPI": "perf::TASK-CLOCK,NO_SUCH_EVENT"},
+               r"^prof: error: PROF_METRIC_PAPI: 'NO_SUCH_EVENT' is not an event PAPI knows \(PAPI: [^)]+\); "
+               r"papi_avail and papi_native_avail")
+
+
+def case_unavailable_preset(ctx, tools):
+    need_papi()
+    r = ctx.run({"PROF_METRIC_PAPI": "PAPI_TOT_CYC", "PROF_ENABLE_TRACING": "true"})
+    if r.returncode == 0:  # a machine with hardware counters
+        check_recorded(ctx, r, ["PAPI_TOT_CYC"], tools)
+        check_trace(ctx, tools, lambda loc: ["PAPI_TOT_CYC"])
+        return "this machine counts PAPI_TOT_CYC: recorded"
+    return bad(ctx, {"PROF_METRIC_PAPI": "PAPI_TOT_CYC"},
+               r"^prof: error: PROF_METRIC_PAPI: 'PAPI_TOT_CYC' cannot be counted on this machine \(PAPI: [^)]+\); "
+               r".*perf::TASK-CLOCK.*papi_avail")
+
+
+def case_twice(ctx, tools):
+    need_papi()
+    return bad(ctx, {"PROF_METRIC_PAPI": "perf::TASK-CLOCK,perf::TASK-CLOCK"},
+               r"^prof: error: PROF_METRIC_PAPI='perf::TASK-CLOCK,perf::TASK-CLOCK': 'perf::TASK-CLOCK' is given twice")
+
+
+def case_empty_item(ctx, tools):
+    need_papi()
+    return bad(ctx, {"PROF_METRIC_PAPI": "perf::TASK-CLOCK,"},
+               r"^prof: error: PROF_METRIC_PAPI='perf::TASK-CLOCK,': an empty event name")
+
+
+def case_per_process_twice(ctx, tools):
+    need_papi()
+    return bad(ctx, {"PROF_METRIC_PAPI": "perf::TASK-CLOCK", "PROF_METRIC_PAPI_PER_PROCESS": "perf::TASK-CLOCK"},
+               r"^prof: error: PROF_METRIC_PAPI_PER_PROCESS: 'perf::TASK-CLOCK' is in PROF_METRIC_PAPI too")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--prof-wrap", required=True)
+    ap.add_argument("--src-dir", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--shared-tools", default="")
+    a = ap.parse_args()
+    name = "e2e_metrics_" + a.case
+    fn = globals().get("case_" + a.case)
+    if fn is None:
+        print("%s: FAIL: no such case" % name)
+        return 1
+    try:
+        if not a.shared_tools or not os.path.exists(os.path.join(a.shared_tools, "otf2_check.py")):
+            raise Skip("no otf2_check.py/cubex_check.py (PROF_SHARED_TOOLS)")
+        ctx = Ctx(a)
+        ctx.prog = "regions"
+        summary = fn(ctx, a.shared_tools)
+    except Skip as e:
+        print("%s: SKIP: %s" % (name, e))
+        return SKIP
+    except RuntimeError as e:
+        fail(str(e))
+    if failures:
+        for f in failures:
+            print("%s: FAIL: %s" % (name, f))
+        return 1
+    print("%s: PASS: %s" % (name, summary))
+    shutil.rmtree(os.path.join(a.workdir, "metrics_" + a.case), ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
