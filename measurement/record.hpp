@@ -49,6 +49,9 @@ enum class RecordType : std::uint8_t {
   // What resolve() makes of it: ref = the process-local calling context, aux = the interrupt
   // generator, a = the unwind distance.
   CallingContextSample,
+  // Metrics (measurement/metrics) read at a sample: aux = the location's metric class, the
+  // values two per slot; right before the sample's RawSample, with its time.
+  MetricValues,
 };
 
 /// The 16-byte header of every record. `slots` 16-byte Payload slots follow it in the same

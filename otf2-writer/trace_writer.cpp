@@ -305,8 +305,10 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
     if (rc != OTF2_SUCCESS) return;
     Timestamp t = r.time < loc.last ? loc.last : r.time;
     loc.last = t;
-    if (r.slots && (r.type == RecordType::Enter || r.type == RecordType::Leave) && r.aux < 2) {
-      // The metric values read with this Enter/Leave: a Metric event at the same time, first.
+    if (r.slots && (r.type == RecordType::Enter || r.type == RecordType::Leave || r.type == RecordType::MetricValues) &&
+        r.aux < 2) {
+      // The metric values read with this Enter/Leave (or at a sample): a Metric event at the same
+      // time, first.
       const unsigned count = std::min<unsigned>(m.metric_class_size[r.aux], 2u * r.slots);
       const auto* v = reinterpret_cast<const std::uint64_t*>(p);
       for (unsigned i = 0; i < count; ++i) metric_values[i].unsigned_int = v[i];
@@ -384,6 +386,7 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
       case RecordType::CallingContextSample:
         rc = OTF2_EvtWriter_CallingContextSample(w, nullptr, t, r.ref, static_cast<std::uint32_t>(p[0].a), r.aux);
         break;
+      case RecordType::MetricValues: return;  // its Metric event is written above
       default: return;  // unknown records are skipped, never guessed
     }
     ++n;

@@ -90,7 +90,8 @@ class TraceWriter {
   /// The metrics carried by Enter/Leave records with payload slots: metric class 0 has the first
   /// `thread_count` members (every thread), class 1 all of them (the process's first location,
   /// which also reads the per-process events). The record's aux names its class; its slots hold
-  /// the values, two per slot. Each becomes an OTF2 Metric event just before its Enter/Leave.
+  /// the values, two per slot. Each becomes an OTF2 Metric event just before its Enter/Leave;
+  /// MetricValues records (read at samples) become Metric events alone.
   void set_metrics(const std::vector<MetricMember>& members, unsigned thread_count);
 
   /// Appends every record of `buffer` to location `location`'s event stream; timestamps are

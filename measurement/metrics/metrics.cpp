@@ -28,6 +28,8 @@ namespace {
 // The PAPI entry points prof uses, loaded from libpapi at run time (PAPI 7's ABI).
 constexpr int kPapiOk = 0;
 constexpr int kPapiNull = -1;
+constexpr int kPapiPermission = -15;         // PAPI_EPERM
+constexpr int kPapiComponentDisabled = -25;  // PAPI_ECMP_DISABLED
 struct Papi {
   int (*library_init)(int) = nullptr;
   int (*thread_init)(unsigned long (*)(void)) = nullptr;
@@ -136,6 +138,14 @@ void check_papi(const char* var, const std::string& list, const std::vector<std:
                  var, e.c_str(), papi_error(rc));
     rc = g_papi.add_named_event(set, e.c_str());
     if (rc != kPapiOk) {
+      if (rc == kPapiComponentDisabled)
+        log::fatal("%s: '%s' cannot be counted here: PAPI's component for it is disabled (PAPI: %s); papi_component_avail "
+                   "says why (often a CPU that PAPI's libpfm does not know, or a VM without a PMU)",
+                   var, e.c_str(), papi_error(rc));
+      if (rc == kPapiPermission)
+        log::fatal("%s: '%s' is not permitted here (PAPI: %s); as root: sysctl kernel.perf_event_paranoid=1, or give the "
+                   "program CAP_PERFMON",
+                   var, e.c_str(), papi_error(rc));
       if (!added.empty())
         log::fatal("%s: '%s' cannot be counted together with %s on this machine (PAPI: %s); measure them in separate runs",
                    var, e.c_str(), added.c_str(), papi_error(rc));

@@ -23,6 +23,7 @@
 
 #include "measurement/config/config.hpp"
 #include "measurement/definitions/contexts.hpp"
+#include "measurement/metrics/metrics.hpp"
 #include "measurement/definitions/regions.hpp"
 #include "measurement/definitions/symbols.hpp"
 #include "measurement/events.hpp"
@@ -144,6 +145,22 @@ bool parse_item(const std::string& item, Kind* kind, std::uint64_t* period) {
 }
 
 // ---- the signal handler: no locks, no allocation, no stdio; errno kept ----
+void write_metric_values(Location* loc, EventBuffer& buffer, Timestamp t) {
+  std::uint64_t v[metrics::kMaxMetrics + 1];
+  metrics::read(loc, v);  // PAPI_read and getrusage: system calls, no locks on this thread's own set
+  const unsigned n = loc->metric_count, slots = (n + 1) / 2;
+  Record* r = buffer.try_reserve(slots);
+  if (!r) return;  // no room in the current chunk: the sample itself may still get a fresh one
+  r->time = t;
+  r->type = RecordType::MetricValues;
+  r->slots = static_cast<std::uint8_t>(slots);
+  r->aux = loc->metric_class;
+  r->ref = 0;
+  v[n] = 0;
+  std::memcpy(r + 1, v, slots * sizeof(Payload));
+  buffer.commit();
+}
+
 void write_sample(Location* loc, int source, const ucontext_t* uc) {
   const Timestamp t0 = timer::now();
   const auto pc = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
@@ -161,6 +178,9 @@ void write_sample(Location* loc, int source, const ucontext_t* uc) {
   // Into the trace (resolved when it is written), or, without one, a buffer of the samples alone
   // (resolved into the profile when the thread ends).
   EventBuffer& buffer = loc->tracing ? loc->trace : loc->sample_buffer;
+  // With metrics and a trace, their values at the sample go first (an OTF2 Metric event of the
+  // sample's time). The thread is not inside prof (not busy), so not inside a metric read either.
+  if (loc->metric_count && loc->tracing) write_metric_values(loc, buffer, t0);
   Record* r = buffer.try_reserve(slots);
   if (!r) {
     // A fresh chunk from the pool (lock-free); the owner is not inside prof (not busy).

@@ -30,6 +30,10 @@ Cases:
   per_process   PROF_METRIC_PAPI=perf::TASK-CLOCK, PROF_METRIC_PAPI_PER_PROCESS=perf::PAGE-FAULTS:
                 the master thread's Metric events have both, the worker's only TASK-CLOCK; the
                 profile has PAGE-FAULTS of main's touch_pages and none on the worker.
+  sampling      PROF_METRIC_PAPI=perf::TASK-CLOCK with PROF_SAMPLING_EVENTS=perf_cpu_clock@1000000: at
+                least 95 % of the samples come right after a Metric event of their time.
+  not_permitted perf::CONTEXT-SWITCHES:k=1 as user nobody under perf_event_paranoid >= 2 (needs root
+                and setpriv, else skipped): one line naming sysctl kernel.perf_event_paranoid=1.
   unknown_event, unavailable_preset, twice, empty_item, per_process_twice: one error line each
                 (the event, PAPI's reason, what to do), exit 1, no program output, no experiment.
                 unavailable_preset (PAPI_TOT_CYC) passes too where the machine has the counter:
@@ -90,9 +94,18 @@ class Ctx:
             raise RuntimeError("the program did not end within 120 s")
 
 
+PROF_INFO = None  # set in main(): prof-info beside prof-wrap
+
+
 def need_papi():
+    """PAPI with its perf software events: libpapi installed and perf::TASK-CLOCK countable as
+    prof-info metrics (its own probe, not prof's recording) sees it."""
     if not ctypes.util.find_library("papi"):
         raise Skip("libpapi is not installed (apt-get install libpapi-dev)")
+    r = sh([PROF_INFO, "metrics"])
+    if not re.search(r"^  perf::TASK-CLOCK: ", r.stdout, re.M):
+        raise Skip("PAPI cannot count perf::TASK-CLOCK here (its perf_event component is disabled?): %s"
+                   % r.stdout.strip().splitlines()[:3])
 
 
 def check_recorded(ctx, r, metrics, tools, data=None):
@@ -279,6 +292,34 @@ def case_per_process(ctx, tools):
     return "%d values as the trace gives them; the per-process event on the master thread only" % n
 
 
+def case_sampling(ctx, tools):
+    """Metrics with sampling: each CallingContextSample comes right after a Metric event of its time
+    on its location (the values at the sample), and the Enter/Leave checks still hold."""
+    need_papi()
+    r = ctx.run({"PROF_ENABLE_TRACING": "true", "PROF_METRIC_PAPI": "perf::TASK-CLOCK",
+                 "PROF_SAMPLING_EVENTS": "perf_cpu_clock@1000000"})
+    prof = check_recorded(ctx, r, ["perf::TASK-CLOCK"], tools)
+    trace, _ = check_trace(ctx, tools, lambda loc: ["perf::TASK-CLOCK"])
+    n = compare(prof, trace)
+    import otf2
+    samples = with_values = 0
+    last = {}
+    with otf2.reader.open(os.path.join(ctx.exp, "traces.otf2")) as t:
+        for loc, ev in t.events:
+            if isinstance(ev, otf2.events.Metric):
+                last[loc.name] = (ev.time, [m.name for m in ev.metric.members], list(ev.values))
+            elif isinstance(ev, otf2.events.CallingContextSample):
+                samples += 1
+                m = last.get(loc.name)
+                if m and m[0] == ev.time and m[1] == ["perf::TASK-CLOCK"] and m[2][0] > 0:
+                    with_values += 1
+    if samples < 100:
+        fail("only %d samples in 0.2 s of CPU at 1 kHz and more" % samples)
+    if with_values < 0.95 * samples:
+        fail("%d of %d samples come right after a Metric event of their time" % (with_values, samples))
+    return "%d samples, %d with their metric values; %d profile values as the trace gives them" % (samples, with_values, n)
+
+
 def bad(ctx, env, pattern):
     r = ctx.run(env)
     lines = [l for l in r.stderr.splitlines() if l.strip()]
@@ -330,6 +371,39 @@ def case_per_process_twice(ctx, tools):
                r"^prof: error: PROF_METRIC_PAPI_PER_PROCESS: 'perf::TASK-CLOCK' is in PROF_METRIC_PAPI too")
 
 
+def case_not_permitted(ctx, tools):
+    """A kernel-domain event for an unprivileged user under perf_event_paranoid >= 2: the message
+    says how to allow it. Needs root (to drop to nobody with setpriv)."""
+    need_papi()
+    try:
+        paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
+    except (OSError, ValueError):
+        raise Skip("no /proc/sys/kernel/perf_event_paranoid")
+    if os.geteuid() != 0 or paranoid < 2 or not shutil.which("setpriv"):
+        raise Skip("needs root, setpriv and perf_event_paranoid >= 2 (it is %d)" % paranoid)
+    import tempfile
+    d = tempfile.mkdtemp(prefix="prof_metrics_nobody_")
+    try:
+        os.chmod(d, 0o777)
+        exe = os.path.join(d, "regions")
+        shutil.copy(ctx.exe, exe)
+        os.chmod(exe, 0o755)
+        exp = os.path.join(d, "exp")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+        env.update(PROF_EXPERIMENT_DIRECTORY=exp, PROF_METRIC_PAPI="perf::CONTEXT-SWITCHES:k=1")
+        r = sh(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe], env=env, cwd=d)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        pattern = (r"^prof: error: PROF_METRIC_PAPI: 'perf::CONTEXT-SWITCHES:k=1' is not permitted here \(PAPI: [^)]+\); "
+                   r"as root: sysctl kernel.perf_event_paranoid=1, or give the program CAP_PERFMON$")
+        if r.returncode != 1 or len(lines) != 1 or not re.search(pattern, lines[0]) or "regions done" in r.stdout:
+            fail("as nobody: exit %d, stderr %r; expected exit 1 and one line matching %r" % (r.returncode, lines, pattern))
+        if os.path.exists(exp):
+            fail("an experiment directory was made: %s" % exp)
+        return lines[0] if lines else ""
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", required=True)
@@ -339,6 +413,8 @@ def main():
     ap.add_argument("--shared-tools", default="")
     a = ap.parse_args()
     name = "e2e_metrics_" + a.case
+    global PROF_INFO
+    PROF_INFO = os.path.join(os.path.dirname(os.path.abspath(a.prof_wrap)), "prof-info")
     fn = globals().get("case_" + a.case)
     if fn is None:
         print("%s: FAIL: no such case" % name)

@@ -100,7 +100,9 @@ def main():
         import ctypes.util
         metric_names = ["ru_minflt", "ru_nvcsw"]
         cmd[-1:-1] = ["-x", "PROF_METRIC_RUSAGE=ru_minflt,ru_nvcsw"]
-        if ctypes.util.find_library("papi"):
+        info = subprocess.run([os.path.join(a.bin_dir, "prof-info"), "metrics"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, universal_newlines=True).stdout
+        if ctypes.util.find_library("papi") and re.search(r"^  perf::TASK-CLOCK: ", info, re.M):
             metric_names.insert(0, "perf::TASK-CLOCK")
             cmd[-1:-1] = ["-x", "PROF_METRIC_PAPI=perf::TASK-CLOCK"]
     p = subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
