@@ -405,6 +405,7 @@ void atfork_child() {
   g_finalized.store(true);
   g_forked_child.store(true);
   sampling::stop();  // the parent's sampling sources are not the child's
+  metrics::forget_after_fork();  // nor its PAPI event sets
   if (Location* loc = tls_location) loc->active = false;
 }
 
@@ -1043,7 +1044,9 @@ void finalize(int exit_status) {
     // The memory the missing call paths would have taken, with a margin for the estimate's
     // error and for each location's partly used last chunk, on top of today's event pool.
     const auto paths = static_cast<std::uint64_t>(missing.estimate() + 0.5);
-    const std::uint64_t more = paths * sizeof(ProfileNode) + locs.size() * v.page_size;
+    // A node carries its metric sums after it (events.cpp, node_bytes): whole cache lines.
+    const std::uint64_t node = sizeof(ProfileNode) + (std::uint64_t{metrics::location_count(true)} * 8 + 63) / 64 * 64;
+    const std::uint64_t more = paths * node + locs.size() * v.page_size;
     const double need = static_cast<double>(s->events.chunk_count() * s->events.chunk_bytes()) + 1.125 * static_cast<double>(more);
     const std::string in_caller = folded ? " (" + std::to_string(folded) + " visits in their caller: no more such nodes)" : "";
     log::warning("the profile ran out of memory: it holds %" PRIu64 " call paths (%s), about %" PRIu64

@@ -141,13 +141,14 @@ const Var kCoreVars[] = {
      "a name PAPI does not know, an event this machine cannot count and events that cannot be "
      "counted together stop the program with one line giving PAPI's reason. `prof-info "
      "metrics` and papi_avail list the events of the machine; a VM usually has only software "
-     "events such as perf::TASK-CLOCK. Each event costs a read per enter and exit (see "
-     "docs/METRICS.md)."},
+     "events such as perf::TASK-CLOCK. Every enter and exit costs one PAPI_read of all the "
+     "thread's events (a system call for software events; see docs/METRICS.md)."},
     {"METRIC_PAPI_PER_PROCESS", Type::String, "", &g_values.metric_papi_per_process,
      "PAPI events to read once per process.",
-     "As PROF_METRIC_PAPI (checked the same way), but one event set per process, read by its "
-     "first thread only (the master thread): for events that count the whole machine or "
-     "socket (uncore, RAPL energy). A per-thread event given here counts that thread only."},
+     "As PROF_METRIC_PAPI (checked the same way), but read by the process's first thread "
+     "only (the master thread), at its enters and exits: for events that count the whole "
+     "socket or machine (uncore, RAPL energy). Events of another PAPI component get event "
+     "sets of their own. A per-thread event given here counts that thread only."},
     {"METRIC_PAPI_SEP", Type::String, ",", &g_values.metric_papi_sep,
      "Separator of the PAPI event lists.",
      "For native event names that contain commas."},

@@ -18,6 +18,7 @@
 #endif
 
 #include "measurement/config/config.hpp"
+#include "measurement/events.hpp"
 #include "measurement/location.hpp"
 #include "measurement/log.hpp"
 
@@ -37,6 +38,7 @@ struct Papi {
   int (*create_eventset)(int*) = nullptr;
   int (*add_named_event)(int, const char*) = nullptr;
   int (*event_name_to_code)(const char*, int*) = nullptr;
+  int (*get_event_component)(int) = nullptr;
   int (*get_event_info)(int, void*) = nullptr;
   int (*start)(int) = nullptr;
   int (*stop)(int, long long*) = nullptr;
@@ -46,20 +48,27 @@ struct Papi {
   char* (*strerror)(int) = nullptr;
 };
 
+/// One PAPI event prof reads: its name, PAPI component and place in the values (defs() order).
+struct PapiEvent {
+  std::string name;
+  int component = 0;
+  unsigned at = 0;
+};
+
 Papi g_papi;
 std::vector<MetricDef>* g_defs = nullptr;  // leaked: read until exit
 unsigned g_thread_papi = 0, g_rusage = 0, g_process_papi = 0;
-std::vector<std::string> g_papi_events, g_process_events;
-std::vector<unsigned> g_rusage_fields;  // indices into rusage_fields()
+std::vector<PapiEvent> g_thread_events, g_process_events;  // PROF_METRIC_PAPI, PROF_METRIC_PAPI_PER_PROCESS
+std::vector<unsigned> g_rusage_fields;                     // indices into rusage_fields()
 std::atomic<bool> g_thread_failure_reported{false};
 
 unsigned long thread_id() { return static_cast<unsigned long>(::pthread_self()); }
 
 bool load(Papi* p, std::string* why) {
-  void* h = ::dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_LOCAL);
-  if (!h) h = ::dlopen("libpapi.so", RTLD_NOW | RTLD_LOCAL);
+  int version = 0;
+  void* h = open_papi(&version);
   if (!h) {
-    *why = "libpapi is not installed (Debian: libpapi7.0, or libpapi-dev)";
+    *why = "libpapi (PAPI 7) is not installed (Debian: libpapi7.0, or libpapi-dev)";
     return false;
   }
   auto sym = [&](auto& f, const char* name) {
@@ -69,17 +78,16 @@ bool load(Papi* p, std::string* why) {
   const bool ok = sym(p->library_init, "PAPI_library_init") && sym(p->thread_init, "PAPI_thread_init") &&
                   sym(p->unregister_thread, "PAPI_unregister_thread") && sym(p->create_eventset, "PAPI_create_eventset") &&
                   sym(p->add_named_event, "PAPI_add_named_event") && sym(p->event_name_to_code, "PAPI_event_name_to_code") &&
-                  sym(p->get_event_info, "PAPI_get_event_info") && sym(p->start, "PAPI_start") && sym(p->stop, "PAPI_stop") &&
-                  sym(p->read, "PAPI_read") && sym(p->cleanup_eventset, "PAPI_cleanup_eventset") &&
-                  sym(p->destroy_eventset, "PAPI_destroy_eventset") && sym(p->strerror, "PAPI_strerror");
+                  sym(p->get_event_component, "PAPI_get_event_component") && sym(p->get_event_info, "PAPI_get_event_info") &&
+                  sym(p->start, "PAPI_start") && sym(p->stop, "PAPI_stop") && sym(p->read, "PAPI_read") &&
+                  sym(p->cleanup_eventset, "PAPI_cleanup_eventset") && sym(p->destroy_eventset, "PAPI_destroy_eventset") &&
+                  sym(p->strerror, "PAPI_strerror");
   if (!ok) {
     *why = "libpapi lacks PAPI_* functions prof uses (an unsupported PAPI version?)";
     return false;
   }
-  // PAPI_VER_CURRENT of PAPI 7: major 7, minor 0 (PAPI_VERSION_NUMBER(7,0,0,0) & 0xffff0000).
-  const int want = (7 << 24);
-  const int got = p->library_init(want);
-  if (got != want) {
+  const int got = p->library_init(version);
+  if (got != version) {
     *why = std::string("PAPI_library_init failed (") + (got < 0 ? p->strerror(got) : "version mismatch") + ")";
     return false;
   }
@@ -111,56 +119,146 @@ const char* papi_error(int rc) {
   return e ? e : "unknown PAPI error";
 }
 
-// Every event of `var` on one event set, started and stopped once: a name PAPI does not know, an
-// event this machine cannot count, and events that cannot be counted together each stop the
-// program with one line. `before` (checked already) goes into the set first: the per-process
-// events share the first thread's event set with its per-thread ones (PAPI runs one event set
-// per thread and component at a time).
-void check_papi(const char* var, const std::string& list, const std::vector<std::string>& events,
-                const std::vector<std::string>& before = {}) {
-  int set = kPapiNull;
-  if (g_papi.create_eventset(&set) != kPapiOk) log::fatal("%s: PAPI could not create an event set", var);
-  std::string added;
-  for (const std::string& e : before) {
-    if (g_papi.add_named_event(set, e.c_str()) == kPapiOk) added += (added.empty() ? "" : ", ") + e;
+/// The event sets of one thread: PAPI runs one event set per component and thread at a time, so
+/// the thread's events are grouped by component, one set each. Fixed size: read in the hot path
+/// and the signal handler without allocation.
+struct Sets {
+  static constexpr unsigned kMax = 8;
+  struct Set {
+    int id = kPapiNull;
+    int component = 0;
+    unsigned n = 0;
+    unsigned at[kMaxMetrics] = {};  // where each of its values goes
+  };
+  Set set[kMax];
+  unsigned count = 0;
+
+  Set* of(int component) {
+    for (unsigned i = 0; i < count; ++i)
+      if (set[i].component == component) return &set[i];
+    if (count == kMax) return nullptr;
+    set[count].component = component;
+    return &set[count++];
   }
-  for (const std::string& e : events) {
-    int code = 0;
+  void stop_all() {
+    long long v[kMaxMetrics];
+    for (unsigned i = 0; i < count; ++i) {
+      if (set[i].id == kPapiNull) continue;
+      g_papi.stop(set[i].id, v);
+      g_papi.cleanup_eventset(set[i].id);
+      g_papi.destroy_eventset(&set[i].id);
+      set[i].id = kPapiNull;
+    }
+  }
+};
+
+/// Creates the sets of `events` (grouped by component), adds them, starts every set. On failure
+/// *rc is PAPI's error, *failed the event (nullptr: PAPI_start) and *with the events already in
+/// its set; everything made is released.
+bool start_sets(const std::vector<const PapiEvent*>& events, Sets* sets, int* rc, const PapiEvent** failed, std::string* with) {
+  *rc = kPapiOk;
+  *failed = nullptr;
+  for (const PapiEvent* e : events) {
+    Sets::Set* s = sets->of(e->component);
+    if (!s) {
+      *rc = -1;
+      *failed = e;
+      break;
+    }
+    if (s->id == kPapiNull && (*rc = g_papi.create_eventset(&s->id)) != kPapiOk) {
+      *failed = e;
+      break;
+    }
+    if ((*rc = g_papi.add_named_event(s->id, e->name.c_str())) != kPapiOk) {
+      *failed = e;
+      if (with)
+        for (const PapiEvent* o : events) {
+          if (o == e) break;
+          if (o->component == e->component) *with += (with->empty() ? "" : ", ") + o->name;
+        }
+      break;
+    }
+    s->at[s->n++] = e->at;
+  }
+  unsigned started = 0;
+  for (; *rc == kPapiOk && started < sets->count; ++started)
+    if ((*rc = g_papi.start(sets->set[started].id)) != kPapiOk) break;
+  if (*rc != kPapiOk) {
+    long long v[kMaxMetrics];
+    for (unsigned i = 0; i < sets->count; ++i) {
+      if (sets->set[i].id == kPapiNull) continue;
+      if (i < started) g_papi.stop(sets->set[i].id, v);  // a running set cannot be cleaned up
+      g_papi.cleanup_eventset(sets->set[i].id);
+      g_papi.destroy_eventset(&sets->set[i].id);
+    }
+    sets->count = 0;
+    return false;
+  }
+  return true;
+}
+
+// The events of `var` (names checked, components looked up); `others` (checked already) are the
+// events they will share the first thread with: duplicates across both are an error. A name PAPI
+// does not know, an empty item and a name given twice stop the program with one line.
+std::vector<PapiEvent> parse_papi(const char* var, const std::string& list, const std::string& sep,
+                                  const std::vector<PapiEvent>& others) {
+  std::vector<PapiEvent> out;
+  for (const std::string& e : split(list, sep)) {
     if (e.empty()) log::fatal("%s='%s': an empty event name; give a comma list such as PAPI_TOT_CYC,PAPI_TOT_INS", var, list.c_str());
-    for (std::size_t i = 0; i < static_cast<std::size_t>(&e - events.data()); ++i)
-      if (events[i] == e) log::fatal("%s='%s': '%s' is given twice; name each event once", var, list.c_str(), e.c_str());
-    for (const std::string& b : before)
-      if (b == e) log::fatal("%s: '%s' is in PROF_METRIC_PAPI too; name each event once", var, e.c_str());
-    int rc = g_papi.event_name_to_code(e.c_str(), &code);
+    for (const PapiEvent& o : out)
+      if (o.name == e) log::fatal("%s='%s': '%s' is given twice; name each event once", var, list.c_str(), e.c_str());
+    for (const PapiEvent& o : others)
+      if (o.name == e) log::fatal("%s: '%s' is in PROF_METRIC_PAPI too; name each event once", var, e.c_str());
+    int code = 0;
+    const int rc = g_papi.event_name_to_code(e.c_str(), &code);
     if (rc != kPapiOk)
       log::fatal("%s: '%s' is not an event PAPI knows (PAPI: %s); papi_avail and papi_native_avail (or prof-info metrics) "
                  "list the events of this machine",
                  var, e.c_str(), papi_error(rc));
-    rc = g_papi.add_named_event(set, e.c_str());
-    if (rc != kPapiOk) {
-      if (rc == kPapiComponentDisabled)
-        log::fatal("%s: '%s' cannot be counted here: PAPI's component for it is disabled (PAPI: %s); papi_component_avail "
-                   "says why (often a CPU that PAPI's libpfm does not know, or a VM without a PMU)",
-                   var, e.c_str(), papi_error(rc));
-      if (rc == kPapiPermission)
-        log::fatal("%s: '%s' is not permitted here (PAPI: %s); as root: sysctl kernel.perf_event_paranoid=1, or give the "
-                   "program CAP_PERFMON",
-                   var, e.c_str(), papi_error(rc));
-      if (!added.empty())
-        log::fatal("%s: '%s' cannot be counted together with %s on this machine (PAPI: %s); measure them in separate runs",
-                   var, e.c_str(), added.c_str(), papi_error(rc));
-      log::fatal("%s: '%s' cannot be counted on this machine (PAPI: %s); a VM often has no hardware counters: "
-                 "software events such as perf::TASK-CLOCK work there (papi_avail -a, prof-info metrics)",
-                 var, e.c_str(), papi_error(rc));
-    }
-    added += (added.empty() ? "" : ", ") + e;
+    const int component = g_papi.get_event_component(code);
+    out.push_back({e, component < 0 ? 0 : component, 0});
   }
-  int rc = g_papi.start(set);
-  if (rc != kPapiOk) log::fatal("%s: PAPI cannot start %s on this machine (PAPI: %s)", var, added.c_str(), papi_error(rc));
-  long long values[kMaxMetrics] = {};
-  g_papi.stop(set, values);
-  g_papi.cleanup_eventset(set);
-  g_papi.destroy_eventset(&set);
+  return out;
+}
+
+// The first thread's whole configuration, started and stopped once here: an event this machine
+// cannot count, or events that cannot be counted together, stop the program with PAPI's reason.
+void check_papi() {
+  std::vector<const PapiEvent*> all;
+  for (const PapiEvent& e : g_thread_events) all.push_back(&e);
+  for (const PapiEvent& e : g_process_events) all.push_back(&e);
+  Sets sets;
+  int rc = kPapiOk;
+  const PapiEvent* failed = nullptr;
+  std::string with;
+  if (start_sets(all, &sets, &rc, &failed, &with)) {
+    sets.stop_all();
+    return;
+  }
+  const char* var = failed && failed >= g_process_events.data() && failed < g_process_events.data() + g_process_events.size()
+                        ? "PROF_METRIC_PAPI_PER_PROCESS"
+                        : "PROF_METRIC_PAPI";
+  if (!failed) {
+    std::string names;
+    for (const PapiEvent* e : all) names += (names.empty() ? "" : ", ") + e->name;
+    log::fatal("PROF_METRIC_PAPI: PAPI cannot start %s on this machine (PAPI: %s); measure fewer events per run", names.c_str(),
+               papi_error(rc));
+  }
+  const char* e = failed->name.c_str();
+  if (rc == kPapiComponentDisabled)
+    log::fatal("%s: '%s' cannot be counted here: PAPI's component for it is disabled (PAPI: %s); papi_component_avail "
+               "says why (often a CPU that PAPI's libpfm does not know, or a VM without a PMU)",
+               var, e, papi_error(rc));
+  if (rc == kPapiPermission)
+    log::fatal("%s: '%s' is not permitted here (PAPI: %s); as root: sysctl kernel.perf_event_paranoid=1, or give the "
+               "program CAP_PERFMON",
+               var, e, papi_error(rc));
+  if (!with.empty())
+    log::fatal("%s: '%s' cannot be counted together with %s on this machine (PAPI: %s); measure them in separate runs", var, e,
+               with.c_str(), papi_error(rc));
+  log::fatal("%s: '%s' cannot be counted on this machine (PAPI: %s); a VM often has no hardware counters: "
+             "software events such as perf::TASK-CLOCK work there (papi_avail -a, prof-info metrics)",
+             var, e, papi_error(rc));
 }
 
 MetricDef papi_def(const std::string& name, bool per_process) {
@@ -188,10 +286,7 @@ MetricDef papi_def(const std::string& name, bool per_process) {
 // The per-thread state behind Location::metric_state. Owner thread only, except `last`, which
 // another thread reads once the owner's frames are closed for it at finalize.
 struct ThreadState {
-  // PROF_METRIC_PAPI, and for the first location PROF_METRIC_PAPI_PER_PROCESS after them: PAPI
-  // runs one event set per thread (and component) at a time.
-  int set = kPapiNull;
-  unsigned papi = 0;  // events in `set`
+  Sets sets;  // PROF_METRIC_PAPI, and for the first location PROF_METRIC_PAPI_PER_PROCESS too
   bool stopped = false;
   std::uint64_t start[kMaxMetrics] = {};
   std::uint64_t last[kMaxMetrics] = {};
@@ -213,15 +308,14 @@ std::uint64_t rusage_value(const struct rusage& ru, unsigned field) {
   return 0;
 }
 
-// Values in the order of defs(): per-thread PAPI events, rusage fields, per-process PAPI events.
+// Values in the order of defs(): per-thread PAPI events, rusage fields, per-process PAPI events
+// (each PAPI set knows where its values go). A failed read repeats the last values.
 void read_sources(const ThreadState& st, std::uint64_t* out) {
-  if (st.papi) {
+  for (unsigned s = 0; s < st.sets.count; ++s) {
+    const Sets::Set& set = st.sets.set[s];
     long long v[kMaxMetrics];
-    const bool ok = g_papi.read(st.set, v) == kPapiOk;
-    for (unsigned i = 0; i < st.papi; ++i) {
-      const unsigned at = i < g_thread_papi ? i : i + g_rusage;
-      out[at] = ok ? static_cast<std::uint64_t>(v[i]) : st.last[at];
-    }
+    const bool ok = g_papi.read(set.id, v) == kPapiOk;
+    for (unsigned i = 0; i < set.n; ++i) out[set.at[i]] = ok ? static_cast<std::uint64_t>(v[i]) : st.last[set.at[i]];
   }
   if (g_rusage) {
     struct rusage ru;
@@ -230,44 +324,17 @@ void read_sources(const ThreadState& st, std::uint64_t* out) {
   }
 }
 
-// A started event set of `events`, or kPapiNull (with the reason in *rc).
-int start_set(const std::vector<std::string>& events, int* rc) {
-  int set = kPapiNull;
-  *rc = g_papi.create_eventset(&set);
-  if (*rc != kPapiOk) return kPapiNull;
-  for (const std::string& e : events) {
-    *rc = g_papi.add_named_event(set, e.c_str());
-    if (*rc != kPapiOk) break;
-  }
-  if (*rc == kPapiOk) *rc = g_papi.start(set);
-  if (*rc != kPapiOk) {
-    g_papi.cleanup_eventset(set);
-    g_papi.destroy_eventset(&set);
-    return kPapiNull;
-  }
-  return set;
-}
-
-void stop_set(int* set) {
-  if (*set == kPapiNull) return;
-  long long v[kMaxMetrics];
-  g_papi.stop(*set, v);
-  g_papi.cleanup_eventset(*set);
-  g_papi.destroy_eventset(set);
-  *set = kPapiNull;
-}
-
 }  // namespace
 
 void init() {
   const config::Values& v = config::g_values;
-  for (const std::string& f : split(v.metric_rusage, v.metric_rusage_sep)) {
-    if (f == "all") {
-      g_rusage_fields.clear();
-      for (unsigned i = 0; i < rusage_fields().size(); ++i) g_rusage_fields.push_back(i);
-      break;
-    }
-    bool known = false;
+  std::vector<std::string> fields = split(v.metric_rusage, v.metric_rusage_sep);
+  std::string names;
+  for (const RusageField& r : rusage_fields()) names += std::string(names.empty() ? "" : ", ") + r.name;
+  bool all = false;
+  for (const std::string& f : fields) {  // every item checked, `all` among them or not
+    bool known = f == "all";
+    all = all || known;
     for (unsigned i = 0; i < rusage_fields().size(); ++i)
       if (f == rusage_fields()[i].name) {
         known = true;
@@ -275,32 +342,34 @@ void init() {
         for (unsigned j : g_rusage_fields) dup = dup || j == i;
         if (!dup) g_rusage_fields.push_back(i);
       }
-    if (!known) {
-      std::string names;
-      for (const RusageField& r : rusage_fields()) names += std::string(names.empty() ? "" : ", ") + r.name;
+    if (!known)
       log::fatal("PROF_METRIC_RUSAGE='%s': '%s' is not a getrusage field; give all or some of %s (prof-info metrics)",
                  v.metric_rusage.c_str(), f.c_str(), names.c_str());
-    }
   }
-  g_papi_events = split(v.metric_papi, v.metric_papi_sep);
-  g_process_events = split(v.metric_papi_per_process, v.metric_papi_sep);
-  const std::size_t total = g_papi_events.size() + g_rusage_fields.size() + g_process_events.size();
+  if (all) {
+    g_rusage_fields.clear();
+    for (unsigned i = 0; i < rusage_fields().size(); ++i) g_rusage_fields.push_back(i);
+  }
+  const std::size_t papi_items = split(v.metric_papi, v.metric_papi_sep).size() + split(v.metric_papi_per_process, v.metric_papi_sep).size();
+  const std::size_t total = papi_items + g_rusage_fields.size();
   if (total > kMaxMetrics)
     log::fatal("PROF_METRIC_*: %zu metrics are configured, prof records at most %u per event; choose fewer", total, kMaxMetrics);
-  if (!g_papi_events.empty() || !g_process_events.empty()) {
+  if (papi_items) {
     std::string why;
     if (!load(&g_papi, &why))
       log::fatal("PROF_METRIC_PAPI: %s; install PAPI, or leave PROF_METRIC_PAPI and PROF_METRIC_PAPI_PER_PROCESS empty",
                  why.c_str());
-    if (!g_papi_events.empty()) check_papi("PROF_METRIC_PAPI", v.metric_papi, g_papi_events);
-    if (!g_process_events.empty())
-      check_papi("PROF_METRIC_PAPI_PER_PROCESS", v.metric_papi_per_process, g_process_events, g_papi_events);
+    g_thread_events = parse_papi("PROF_METRIC_PAPI", v.metric_papi, v.metric_papi_sep, {});
+    g_process_events = parse_papi("PROF_METRIC_PAPI_PER_PROCESS", v.metric_papi_per_process, v.metric_papi_sep, g_thread_events);
   }
-  g_thread_papi = static_cast<unsigned>(g_papi_events.size());
+  g_thread_papi = static_cast<unsigned>(g_thread_events.size());
   g_rusage = static_cast<unsigned>(g_rusage_fields.size());
   g_process_papi = static_cast<unsigned>(g_process_events.size());
+  for (unsigned i = 0; i < g_thread_papi; ++i) g_thread_events[i].at = i;
+  for (unsigned i = 0; i < g_process_papi; ++i) g_process_events[i].at = g_thread_papi + g_rusage + i;
+  if (papi_items) check_papi();
   auto* defs = new std::vector<MetricDef>;
-  for (const std::string& e : g_papi_events) defs->push_back(papi_def(e, false));
+  for (const PapiEvent& e : g_thread_events) defs->push_back(papi_def(e.name, false));
   for (unsigned f : g_rusage_fields) {
     MetricDef d;
     d.name = rusage_fields()[f].name;
@@ -309,12 +378,12 @@ void init() {
     d.absolute = d.name == "ru_maxrss";
     defs->push_back(d);
   }
-  for (const std::string& e : g_process_events) defs->push_back(papi_def(e, true));
+  for (const PapiEvent& e : g_process_events) defs->push_back(papi_def(e.name, true));
   g_defs = defs;
   if (!defs->empty()) {
-    std::string names;
-    for (const MetricDef& d : *defs) names += (names.empty() ? "" : ", ") + d.name;
-    log::info(1, "metrics: %s at every recorded enter and leave", names.c_str());
+    std::string list;
+    for (const MetricDef& d : *defs) list += (list.empty() ? "" : ", ") + d.name;
+    log::info(1, "metrics: %s at every recorded enter and leave", list.c_str());
   }
 }
 
@@ -331,11 +400,13 @@ void thread_start(Location* loc) {
   const bool first = loc->index == 0;
   if (!on() || loc->detached || location_count(first) == 0) return;
   auto* st = new ThreadState;
-  std::vector<std::string> events = g_papi_events;
-  if (first) events.insert(events.end(), g_process_events.begin(), g_process_events.end());
-  st->papi = static_cast<unsigned>(events.size());
+  std::vector<const PapiEvent*> events;
+  for (const PapiEvent& e : g_thread_events) events.push_back(&e);
+  if (first)
+    for (const PapiEvent& e : g_process_events) events.push_back(&e);
   int rc = kPapiOk;
-  if (st->papi && (st->set = start_set(events, &rc)) == kPapiNull) {
+  const PapiEvent* failed = nullptr;
+  if (!events.empty() && !start_sets(events, &st->sets, &rc, &failed, nullptr)) {
     // Checked at start on the first thread; a later thread can still fail (out of file
     // descriptors, counters taken by another tool).
     if (!g_thread_failure_reported.exchange(true))
@@ -376,15 +447,28 @@ void read(Location* loc, std::uint64_t* out) {
 void thread_end(Location* loc) {
   auto* st = static_cast<ThreadState*>(loc->metric_state);
   if (!st || st->stopped || tls_location != loc) return;
-  std::uint64_t now[kMaxMetrics];
-  read(loc, now);  // the end of the root's visit
-  st->stopped = true;
   const int saved = errno;
-  if (st->papi) {
-    stop_set(&st->set);
+  // The end of the root's visit; after finalize the profile may be being read: no more values.
+  if (g_phase.load() == static_cast<int>(Phase::Within)) {
+    std::uint64_t now[kMaxMetrics];
+    read(loc, now);
+  }
+  st->stopped = true;
+  if (st->sets.count) {
+    st->sets.stop_all();
     g_papi.unregister_thread();
   }
   errno = saved;
+}
+
+void forget_after_fork() {
+  // The child's copy of the calling thread shares the parent's perf file descriptors: stopping
+  // them here would stop the parent's counters. The child records nothing anyway.
+  if (Location* loc = tls_location)
+    if (auto* st = static_cast<ThreadState*>(loc->metric_state)) {
+      st->stopped = true;
+      st->sets.count = 0;
+    }
 }
 
 bool totals(const Location* loc, std::vector<std::uint64_t>* out) {

@@ -8,7 +8,13 @@
 // depend on libpapi.
 #pragma once
 
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -45,6 +51,36 @@ inline const std::vector<RusageField>& rusage_fields() {
   return fields;
 }
 
+/// libpapi of PAPI 7.x, opened privately (RTLD_LOCAL), and the argument its PAPI_library_init
+/// wants: the library's own PAPI_VER_CURRENT (major and minor), which a library loaded at run time
+/// need not share with the header prof was built with. It is read from the library's file name
+/// (libpapi.so.7.<minor>...). nullptr when no PAPI 7 is installed. Header only: prof-info uses it.
+inline void* open_papi(int* version) {
+  const auto ver = [](int minor) { return (7 << 24) | (minor << 16); };
+  for (int minor = 3; minor >= 0; --minor) {
+    const std::string name = "libpapi.so.7." + std::to_string(minor);
+    if (void* h = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      *version = ver(minor);
+      return h;
+    }
+  }
+  void* h = ::dlopen("libpapi.so", RTLD_NOW | RTLD_LOCAL);
+  Dl_info info;
+  void* sym = h ? ::dlsym(h, "PAPI_library_init") : nullptr;
+  char real[4096];
+  if (!sym || !::dladdr(sym, &info) || !info.dli_fname || !::realpath(info.dli_fname, real)) {
+    if (h) ::dlclose(h);
+    return nullptr;
+  }
+  const char* at = std::strstr(real, "libpapi.so.7.");
+  if (!at) {
+    ::dlclose(h);
+    return nullptr;
+  }
+  *version = ver(std::atoi(at + std::strlen("libpapi.so.7.")));
+  return h;
+}
+
 /// One metric as the trace and the profile define it.
 struct MetricDef {
   std::string name;         ///< the event or field name as the user gave it
@@ -78,6 +114,9 @@ void thread_end(Location* loc);
 /// Reads loc's current values into `out` (loc->metric_count of them). Another thread than the
 /// owner (closing the frames of a live thread at finalize) gets the last values read. errno kept.
 PROF_COLD void read(Location* loc, std::uint64_t* out);
+/// In a fork's child: the calling thread's event sets are the parent's (shared perf file
+/// descriptors); they are dropped without a PAPI call.
+void forget_after_fork();
 /// The values a location accumulated from its start to its end (or its last read): for the
 /// root of its call tree. False when it has no metrics.
 bool totals(const Location* loc, std::vector<std::uint64_t>* out);

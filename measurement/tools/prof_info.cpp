@@ -177,8 +177,8 @@ int sampling() {
 int metrics() {
   std::string out;
 #if __has_include(<papi.h>)
-  void* h = ::dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_LOCAL);
-  if (!h) h = ::dlopen("libpapi.so", RTLD_NOW | RTLD_LOCAL);
+  int version = 0;
+  void* h = prof::metrics::open_papi(&version);
   auto init = h ? reinterpret_cast<int (*)(int)>(::dlsym(h, "PAPI_library_init")) : nullptr;
   auto enum_event = h ? reinterpret_cast<int (*)(int*, int)>(::dlsym(h, "PAPI_enum_event")) : nullptr;
   auto enum_cmp = h ? reinterpret_cast<int (*)(int*, int, int)>(::dlsym(h, "PAPI_enum_cmp_event")) : nullptr;
@@ -202,8 +202,8 @@ int metrics() {
     return ok;
   };
   if (!init || !enum_event || !enum_cmp || !info || !components || !create || !add || !start || !stop || !cleanup ||
-      !destroy || init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
-    out += "PAPI: not available (libpapi.so.7.0 missing or not initialised; Debian: libpapi-dev)\n";
+      !destroy || init(version) != version) {
+    out += "PAPI: not available (no libpapi of PAPI 7, or it does not initialise; Debian: libpapi-dev)\n";
   } else {
     out += "PAPI presets available here (PROF_METRIC_PAPI=<name>,...):\n";
     int code = PAPI_PRESET_MASK;

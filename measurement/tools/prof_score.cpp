@@ -258,6 +258,7 @@ struct Score {
   double gpu_time = 0;                       // all GPU activities
   bool have_bytes_copied = false;
   const cube4::ReadMetric* metric = nullptr;  // --metric
+  unsigned metrics_per_event = 0;             // -c
 };
 
 /// bytes per visit of `region` in OTF2 and in memory.
@@ -509,9 +510,11 @@ Estimate estimate(const Score& s, const Totals& t, std::uint64_t page_size) {
   double need = 0;
   for (std::size_t g = 0; g < t.raw_per_process.size(); ++g) {
     // Raw records, plus per location a partly used trace chunk and a partly used profile
-    // chunk, plus the profile's call paths (64 bytes each) and the chunks it rounds up to.
+    // chunk, plus the profile's call paths (64 bytes each, and 64 more per 8 metric values they
+    // sum with -c) and the chunks it rounds up to.
     const double locs = s.locations_per_process[g];
-    const double n = t.raw_per_process[g] + 3 * locs * static_cast<double>(page_size) + 64.0 * s.nodes_per_process[g];
+    const double node = 64.0 * (1 + (s.metrics_per_event + 7) / 8);
+    const double n = t.raw_per_process[g] + 3 * locs * static_cast<double>(page_size) + node * s.nodes_per_process[g];
     if (n > need) {
       need = n;
       e.max_raw = t.raw_per_process[g];
@@ -815,7 +818,8 @@ void print_json(const Options& o, const Score& s, bool have_filter) {
                     ",\n  \"total_time\": " + json_number(s.total_time) +
                     ",\n  \"estimate\": " + json_estimate(estimate(s, all, o.page_size));
   if (s.metric)
-    out += ",\n  \"metric\": {\"name\": " + json_string(s.metric->disp_name) + ", \"unit\": " + json_string(s.metric->uom) + "}";
+    out += ",\n  \"metric\": {\"name\": " + json_string(s.metric->disp_name) + ", \"uniq_name\": " + json_string(s.metric->uniq_name) +
+           ", \"unit\": " + json_string(s.metric->uom) + "}";
   if (have_filter)
     out += ",\n  \"estimate_after_filtering\": " + json_estimate(estimate(s, sum(s, [](const Row& r) { return !r.filtered; }), o.page_size));
   out += ",\n  \"groups\": [";
@@ -1127,7 +1131,7 @@ int run(int argc, char** argv) {
       const char* v = value("N");
       char* end = nullptr;
       const long n = v ? std::strtol(v, &end, 10) : -1;
-      if (!v || *end || n < 0 || n > 64) return usage_error("-c needs a number of metrics from 0 to 64");
+      if (!v || *end || n < 0 || n > 24) return usage_error("-c needs a number of metrics from 0 to 24 (prof records at most 24)");
       o.metrics = static_cast<unsigned>(n);
     } else if (a == "--page-size") {
       const char* v = value("SIZE");
@@ -1150,6 +1154,7 @@ int run(int argc, char** argv) {
   if (o.mangled && !o.regions) return usage_error("-m needs -r");
 
   Score s;
+  s.metrics_per_event = o.metrics;
   std::string err;
   std::vector<std::string> metrics = {"visits", "time", "bytes_copied"};  // all prof-score reads
   // --metric: by its unique name, which the writer made of the name (other characters than
@@ -1162,18 +1167,6 @@ int run(int argc, char** argv) {
     error(err);
     return kExitError;
   }
-  if (!o.metric.empty()) {
-    s.metric = s.profile.metric(metric_uniq);
-    if (!s.metric || s.metric->values.size() != s.profile.cnodes.size() * s.profile.locations.size()) {
-      std::string list;
-      cube4::ReadProfile all;
-      std::string all_err;
-      if (cube4::read(s.path, &all, &all_err, nullptr))
-        for (const cube4::ReadMetric& m : all.metrics) list += (list.empty() ? "" : ", ") + m.uniq_name;
-      error(s.path + " has no metric '" + o.metric + "'; it has " + list);
-      return kExitError;
-    }
-  }
   // The GPU view also needs min_time and max_time; each metric costs call paths x locations x
   // 8 bytes, so a profile without GPU streams is not read for them.
   if (std::any_of(s.profile.locations.begin(), s.profile.locations.end(), [](const cube4::ReadLocation& l) { return l.gpu(); })) {
@@ -1185,6 +1178,19 @@ int run(int argc, char** argv) {
     }
     if (extra.cnodes.size() == s.profile.cnodes.size() && extra.locations.size() == s.profile.locations.size())
       for (cube4::ReadMetric& m : extra.metrics) s.profile.metrics.push_back(std::move(m));
+  }
+  // After the GPU metrics were appended: s.metric points into s.profile.metrics.
+  if (!o.metric.empty()) {
+    s.metric = s.profile.metric(metric_uniq);
+    if (!s.metric || s.metric->values.size() != s.profile.cnodes.size() * s.profile.locations.size()) {
+      std::string list;
+      cube4::ReadProfile all;
+      std::string all_err;
+      if (cube4::read(s.path, &all, &all_err, nullptr))
+        for (const cube4::ReadMetric& m : all.metrics) list += (list.empty() ? "" : ", ") + m.uniq_name;
+      error(s.path + " has no metric '" + o.metric + "'; it has " + list);
+      return kExitError;
+    }
   }
   prof::filter::Filter filter;
   const bool have_filter = !o.filter_file.empty();

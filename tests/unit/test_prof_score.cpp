@@ -467,6 +467,20 @@ TEST_CASE("prof-score: GPU streams: processes, the GPU group and the GPU activit
   CHECK(c.out.find("        USR           56,000          1,000    0.500000     4.0         500.00  helper\n") != std::string::npos);
   CHECK(c.out.find("        GPU            6,000            250    0.550000     4.3        2200.00  add(float*, int, float)\n") != std::string::npos);
 
+  // --metric on a profile with GPU streams (min_time and max_time are read after the other metrics):
+  // bytes_copied per row, the copy's on its GPU row.
+  const auto m = score(d, "-r --metric bytes_copied " + d.path);
+  INFO(m.out << m.err);
+  REQUIRE(m.rc == 0);
+  CHECK(m.out.find("Bytes copied[bytes]  region\n") != std::string::npos);
+  CHECK(m.out.find("       8,000,000  cudaMemcpy HtoD\n") != std::string::npos);
+  const auto mj = score(d, "--json --metric bytes_copied " + d.path);
+  CHECK(mj.out.find("\"metric\": {\"name\": \"Bytes copied\", \"uniq_name\": \"bytes_copied\", \"unit\": \"bytes\"}") !=
+        std::string::npos);
+  const auto none = score(d, "--metric no_such_metric " + d.path);
+  CHECK(none.rc == 1);
+  CHECK(none.err.find("has no metric 'no_such_metric'; it has visits, time, min_time, max_time") != std::string::npos);
+
   // -f: a filter leaves the GPU rows alone (they are not compiler-instrumented).
   {
     std::ofstream f(d.file("f.filter"));

@@ -34,7 +34,7 @@ Cases:
                 least 95 % of the samples come right after a Metric event of their time.
   not_permitted perf::CONTEXT-SWITCHES:k=1 as user nobody under perf_event_paranoid >= 2 (needs root
                 and setpriv, else skipped): one line naming sysctl kernel.perf_event_paranoid=1.
-  unknown_event, unavailable_preset, twice, empty_item, per_process_twice: one error line each
+  unknown_event, unavailable_preset, twice, empty_item, per_process_twice, rusage_all_bogus: one error line each
                 (the event, PAPI's reason, what to do), exit 1, no program output, no experiment.
                 unavailable_preset (PAPI_TOT_CYC) passes too where the machine has the counter:
                 then the run must record it.
@@ -156,6 +156,7 @@ def check_trace(ctx, tools, members_of):
     wall = collections.defaultdict(int)
     problems = collections.Counter()
     metric_events = 0
+    first, final = {}, {}  # location -> (names, values) of its first and last Metric event
     with otf2.reader.open(anchor) as t:
         resolution = t.definitions.clock_properties.timer_resolution
         root = None
@@ -171,6 +172,8 @@ def check_trace(ctx, tools, members_of):
                 if st[0] is not None and any(v < p for v, p in zip(values, st[0][2])):
                     problems["metric values decrease on %s" % loc.name] += 1
                 st[0] = (ev.time, names, values)
+                first.setdefault(loc.name, (names, values))
+                final[loc.name] = (names, values)
             elif isinstance(ev, (E.Enter, E.Leave)):
                 last = st[0]
                 if last is None or last[0] != ev.time:
@@ -194,7 +197,24 @@ def check_trace(ctx, tools, members_of):
         parent = path.rsplit("/", 1)[0]
         if (name, parent, loc) in excl:
             excl[(name, parent, loc)] -= v
+    ctx.spans = {}  # (metric, location) -> last - first Metric values of the location
+    for loc, (names, values) in final.items():
+        for name, a, b in zip(names, first[loc][1], values):
+            ctx.spans[(name, loc)] = b - a
     return excl, wall
+
+
+def check_totals(ctx, prof, metric, slack):
+    """A thread's total in the profile (the sum of its exclusive values: its root's inclusive
+    value, counted from the thread's start to its end) is at least what its trace's Metric
+    events span, and at most `slack` more."""
+    if not any(name == metric for name, _ in ctx.spans):
+        fail("no location of the trace has Metric events of %s" % metric)
+    for (name, loc), span in sorted(ctx.spans.items()):
+        if name != metric:
+            continue
+        total = sum(v for (m, path, l), v in prof.items() if m == metric.replace("-", "_") and l == loc)
+        between("%s of %s in the profile, all call paths (the trace spans %d)" % (metric, loc, span), total, span, span + slack)
 
 
 def compare(profile, from_trace):
@@ -223,6 +243,8 @@ def case_papi(ctx, tools):
     prof = check_recorded(ctx, r, metrics, tools)
     trace, wall = check_trace(ctx, tools, lambda loc: metrics)
     n = compare(prof, trace)
+    check_totals(ctx, prof, "perf::PAGE-FAULTS", 200)
+    check_totals(ctx, prof, "ru_minflt", 200)
     M, W = "Master thread", "Pthread thread 1"
     p = ctx.prog
     for m in ("perf::PAGE_FAULTS", "ru_minflt"):
@@ -363,6 +385,11 @@ def case_empty_item(ctx, tools):
     need_papi()
     return bad(ctx, {"PROF_METRIC_PAPI": "perf::TASK-CLOCK,"},
                r"^prof: error: PROF_METRIC_PAPI='perf::TASK-CLOCK,': an empty event name")
+
+
+def case_rusage_all_bogus(ctx, tools):
+    return bad(ctx, {"PROF_METRIC_RUSAGE": "all,bogus"},
+               r"^prof: error: PROF_METRIC_RUSAGE='all,bogus': 'bogus' is not a getrusage field; give all or some of ru_utime, ")
 
 
 def case_per_process_twice(ctx, tools):
