@@ -1072,7 +1072,10 @@ void finalize(int exit_status) {
                  " exits had no matching entry; the trace stays balanced",
                  repairs, unmatched);
   if (lost)
-    log::warning("%" PRIu64 " events were lost for lack of memory; raise PROF_TOTAL_MEMORY or lower PROF_PAGE_SIZE", lost);
+    log::warning("%" PRIu64 " events were lost for lack of memory (the trace stays well nested: %" PRIu64
+                 " Leaves without their Enter dropped, %" PRIu64 " regions without their Leave closed); raise PROF_TOTAL_MEMORY "
+                 "or lower PROF_PAGE_SIZE",
+                 lost, s->writer.stats().dropped_leaves, s->writer.stats().closed_regions);
   if (s->spilled_bytes)
     log::info(1, "%" PRIu64 " bytes of events were parked in spill files before the experiment directory existed", s->spilled_bytes);
   if (reentries) log::info(1, "%" PRIu64 " events from inside prof itself (signal handlers) were dropped", reentries);

@@ -132,6 +132,7 @@ struct TraceWriter::Impl {
     std::uint64_t events = 0;
     Timestamp last = 0;
     bool closed = false;
+    std::vector<std::uint32_t> open;  // regions entered and not left, innermost last
   };
   std::unordered_map<std::uint64_t, Loc> locs;
   std::unordered_map<std::string, OTF2_StringRef> strings;
@@ -305,6 +306,24 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
     if (rc != OTF2_SUCCESS) return;
     Timestamp t = r.time < loc.last ? loc.last : r.time;
     loc.last = t;
+    // Nesting: events lost for lack of memory (an Enter, or the Leaves of inner regions) must not
+    // leave the trace with a Leave that has no Enter, or with regions that never end.
+    if (r.type == RecordType::Enter) {
+      loc.open.push_back(r.ref);
+    } else if (r.type == RecordType::Leave) {
+      if (std::find(loc.open.begin(), loc.open.end(), r.ref) == loc.open.end()) {
+        ++m.stats.dropped_leaves;  // its Enter was lost: the Leave (and its metric values) too
+        return;
+      }
+      while (loc.open.back() != r.ref) {
+        rc = OTF2_EvtWriter_Leave(w, nullptr, t, loc.open.back());
+        if (rc != OTF2_SUCCESS) return;
+        loc.open.pop_back();
+        ++m.stats.closed_regions;
+        ++n;
+      }
+      loc.open.pop_back();
+    }
     if (r.slots && (r.type == RecordType::Enter || r.type == RecordType::Leave || r.type == RecordType::MetricValues) &&
         r.aux < 2) {
       // The metric values read with this Enter/Leave (or at a sample): a Metric event at the same
@@ -405,6 +424,12 @@ bool TraceWriter::close_location(std::uint64_t location) {
   auto it = m.locs.find(location);
   if (it == m.locs.end() || !it->second.writer) return false;
   Impl::Loc& loc = it->second;
+  // Regions still open (their Leaves were lost) end at the location's last time.
+  for (; !loc.open.empty(); loc.open.pop_back()) {
+    if (OTF2_EvtWriter_Leave(loc.writer, nullptr, loc.last, loc.open.back()) != OTF2_SUCCESS) break;
+    ++m.stats.closed_regions;
+    ++m.stats.events;
+  }
   std::uint64_t counted = 0;
   OTF2_EvtWriter_GetNumberOfEvents(loc.writer, &counted);
   loc.events = counted;

@@ -67,6 +67,11 @@ struct WriterStats {
   std::uint64_t events = 0;              ///< OTF2 events written, all locations
   std::uint64_t otf2_over_budget = 0;    ///< OTF2 chunks that had to come from malloc
   std::uint64_t otf2_flushes = 0;        ///< OTF2 buffer writes to disk
+  /// Kept consistent when events were lost for lack of memory: Leaves whose Enter is missing
+  /// are dropped, and regions whose Leave is missing are closed (at the next Leave of an outer
+  /// region, or at the location's last time when it is closed).
+  std::uint64_t dropped_leaves = 0;
+  std::uint64_t closed_regions = 0;
 };
 
 class TraceWriter {
@@ -95,7 +100,7 @@ class TraceWriter {
   void set_metrics(const std::vector<MetricMember>& members, unsigned thread_count);
 
   /// Appends every record of `buffer` to location `location`'s event stream; timestamps are
-  /// clamped to be non-decreasing per location. `close` closes that location's writer (its
+  /// clamped to be non-decreasing per location, and Enter/Leave kept nested (WriterStats). `close` closes that location's writer (its
   /// event count is final). Returns false on an OTF2 error (message in last_error()).
   bool write_events(std::uint64_t location, const EventBuffer& buffer, bool close);
 

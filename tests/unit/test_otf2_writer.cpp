@@ -667,3 +667,34 @@ TEST_CASE("otf2 writer: per-process events only, the first metric class is 0", "
   CHECK(printed.out.find("Metric: 0, 1 Value: (\"perf::PAGE-FAULTS\" <0>; UINT64; 9)") != std::string::npos);
   check_with_otf2_check(dir, "");
 }
+
+TEST_CASE("otf2 writer keeps Enter/Leave nested when events were lost", "[otf2]") {
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(4 * kBlock, kBlock));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error));
+  Records r;
+  r.enter(kT0, kMain);
+  r.enter(kT0 + 10, kWorker);
+  r.leave(kT0 + 20, kFoo);     // its Enter was lost: dropped
+  r.enter(kT0 + 30, kFoo);     // its Leave is lost: closed at kWorker's Leave
+  r.leave(kT0 + 40, kWorker);
+  REQUIRE(w.write_events(kLoc0, r.buf, false));
+  r.clear();
+  r.enter(kT0 + 50, kJoin);    // its Leave and main's are lost: closed when the location closes
+  REQUIRE(w.write_events(kLoc0, r.buf, true));
+  CHECK(w.stats().dropped_leaves == 1);
+  CHECK(w.stats().closed_regions == 3);
+  CHECK(w.event_count(kLoc0) == 8);  // 4 Enter, 4 Leave
+  REQUIRE(w.finish(definitions(w, kT0, kT0 + 50, 1), &error));
+  const RunResult printed = run("otf2-print '" + dir.archive() + "'", dir.path);
+  INFO(printed.out);
+  REQUIRE(printed.rc == 0);
+  CHECK(printed.err == "");
+  std::map<std::string, std::size_t> counts = count_events(printed.out);
+  CHECK(counts["ENTER"] == 4);
+  CHECK(counts["LEAVE"] == 4);
+  check_with_otf2_check(dir, "");
+}
