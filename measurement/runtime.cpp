@@ -87,6 +87,8 @@ struct State {
   std::atomic<std::uint64_t> thread_seq{0};
   std::atomic<std::uint32_t> next_index{0};
   std::atomic<std::uint64_t> profile_bytes{0};  // pool memory held by profile nodes
+  char* slab_pos = nullptr;  // the shared chunk profile slabs are carved from (mutex)
+  char* slab_end = nullptr;
 };
 
 State* g_state = nullptr;  // never destroyed
@@ -711,30 +713,49 @@ Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
   return nullptr;
 }
 
+// Profile memory goes to a location in slabs carved from shared pool chunks: its first slab is
+// 4 KiB, each next one twice the last, up to a whole chunk. Many short threads with a few call
+// paths each then take a few KiB each, not a chunk each (which starved the traces of 320 short
+// threads in 16 MiB).
 bool profile_chunk(Location* loc) {
   State* s = g_state;
   if (!s || g_finalized.load(std::memory_order_relaxed)) return false;
-  // Profile nodes are never freed, trace chunks come back: leave one chunk per live location
-  // so that no thread is left without a trace buffer.
-  std::size_t live = 0;
-  {
-    std::lock_guard<std::mutex> lock(s->mutex);
-    for (Location* l : s->locations) live += !l->ended && l->tracing;
-    std::size_t free_chunks = s->events.chunk_count() - s->events.in_use();
-    if (free_chunks <= live) {
-      if (loc->tracing) flush_locked(*s, loc, timer::now());
-      for (Location* other : s->locations)
-        if (other != loc && other->ended && !other->converted && s->is_ready) convert_locked(*s, other, true);
-      free_chunks = s->events.chunk_count() - s->events.in_use();
-      if (free_chunks <= live) return false;
-    }
+  constexpr std::size_t kFirstSlab = 4096;
+  const std::size_t chunk = s->events.chunk_bytes();
+  const std::size_t want = std::min(chunk, kFirstSlab << std::min<std::uint32_t>(loc->arena.slabs, 16));
+  std::lock_guard<std::mutex> lock(s->mutex);
+  const auto take = [&](char* at, std::size_t bytes) {
+    loc->arena.pos = at;
+    loc->arena.end = at + bytes;
+    ++loc->arena.slabs;
+    return true;
+  };
+  const auto left = static_cast<std::size_t>(s->slab_end - s->slab_pos);
+  if (want < chunk && left >= kFirstSlab) {
+    const std::size_t bytes = std::min(want, left);  // the rest of the shared chunk when less is left
+    char* at = s->slab_pos;
+    s->slab_pos += bytes;
+    return take(at, bytes);
   }
-  void* c = s->events.acquire();
+  // A new chunk. Profile nodes are never freed, trace chunks come back: leave one chunk per live
+  // location so that no thread is left without a trace buffer.
+  std::size_t live = 0;
+  for (Location* l : s->locations) live += !l->ended && l->tracing;
+  std::size_t free_chunks = s->events.chunk_count() - s->events.in_use();
+  if (free_chunks <= live) {
+    if (loc->tracing) flush_locked(*s, loc, timer::now());
+    for (Location* other : s->locations)
+      if (other != loc && other->ended && !other->converted && s->is_ready) convert_locked(*s, other, true);
+    free_chunks = s->events.chunk_count() - s->events.in_use();
+    if (free_chunks <= live) return false;
+  }
+  auto* c = static_cast<char*>(s->events.acquire());
   if (!c) return false;
-  loc->arena.pos = static_cast<char*>(c);
-  loc->arena.end = loc->arena.pos + s->events.chunk_bytes();
-  s->profile_bytes.fetch_add(s->events.chunk_bytes(), std::memory_order_relaxed);
-  return true;
+  s->profile_bytes.fetch_add(chunk, std::memory_order_relaxed);
+  if (want >= chunk) return take(c, chunk);  // a thread with many call paths: chunks of its own
+  s->slab_pos = c + want;
+  s->slab_end = c + chunk;
+  return take(c, want);
 }
 
 bool profile_chunk_unlocked(Location* loc) {
@@ -1064,9 +1085,13 @@ void finalize(int exit_status) {
                  s->flushes, size_text(needed).c_str(),
                  size_text(budget::total_for_event_pool(1.1 * static_cast<double>(needed), true, v.page_size)).c_str());
   }
-  if (s->writer.stats().otf2_over_budget)
-    log::warning("%" PRIu64 " OTF2 write buffers (256 KiB each) had to be taken outside PROF_TOTAL_MEMORY because many threads flushed at once; raise PROF_TOTAL_MEMORY",
-                 s->writer.stats().otf2_over_budget);
+  if (const otf2w::WriterStats& ws = s->writer.stats(); ws.otf2_over_budget)
+    log::warning("%" PRIu64 " times an OTF2 write buffer (%s) had to come from outside PROF_TOTAL_MEMORY, at most %" PRIu64
+                 " at once (%s over the budget): more locations wrote their trace at the same time than its %" PRIu64
+                 " OTF2 buffers (a quarter of PROF_TOTAL_MEMORY, at most 16) hold; raise PROF_TOTAL_MEMORY",
+                 ws.otf2_over_budget, size_text(ws.otf2_block_bytes).c_str(), ws.otf2_over_budget_peak,
+                 size_text(ws.otf2_over_budget_peak * ws.otf2_block_bytes).c_str(),
+                 static_cast<std::uint64_t>(s->otf2_blocks.chunk_count()));
   if (repairs || unmatched)
     log::warning("%" PRIu64 " function exits were never reported (longjmp, exceptions without exit hooks) and were closed by prof, %" PRIu64
                  " exits had no matching entry; the trace stays balanced",

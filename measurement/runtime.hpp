@@ -63,8 +63,9 @@ bool stop_requested();
 /// A measured clock offset of this process to rank 0 (see api::add_clock_offset).
 void add_clock_offset(Timestamp local, std::int64_t offset);
 
-/// A new chunk of profile-node memory for `loc` (its arena). False when the pool cannot spare
-/// one: every live tracing location keeps at least one chunk for its trace. Owner thread.
+/// More profile-node memory for `loc` (its arena): a slab of a shared chunk, 4 KiB at first and
+/// twice as much each time, up to a chunk of its own. False when the pool cannot spare a chunk:
+/// every live tracing location keeps at least one chunk for its trace. Owner thread.
 bool profile_chunk(Location* loc);
 /// A chunk straight from the pool for `loc`'s profile nodes, lock-free (attach_child: GPU
 /// activities and sampled frames, resolved with the State mutex held).

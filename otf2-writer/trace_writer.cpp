@@ -134,6 +134,7 @@ struct TraceWriter::Impl {
     bool closed = false;
     std::vector<std::uint32_t> open;  // regions entered and not left, innermost last
   };
+  std::uint64_t over_now = 0;  // OTF2 chunks from malloc in use now
   std::unordered_map<std::uint64_t, Loc> locs;
   std::unordered_map<std::string, OTF2_StringRef> strings;
   std::vector<std::string> string_list;
@@ -182,6 +183,7 @@ struct TraceWriter::Impl {
       // More open writers than the budget has blocks: correct output beats the bound; counted.
       p = std::malloc(size);
       ++self->stats.otf2_over_budget;
+      if (++self->over_now > self->stats.otf2_over_budget_peak) self->stats.otf2_over_budget_peak = self->over_now;
     }
     mem->block = p;
     return p;
@@ -194,8 +196,12 @@ struct TraceWriter::Impl {
     if (mem->block) {
       // During the run the block is reused at once; when its writer closes, OTF2 has memset
       // all of it and then needs its own file buffer: give the pages back.
-      if (mem->from_pool) self->blocks->release(mem->block, final || self->closing);
-      else std::free(mem->block);
+      if (mem->from_pool) {
+        self->blocks->release(mem->block, final || self->closing);
+      } else {
+        std::free(mem->block);
+        --self->over_now;
+      }
       mem->block = nullptr;
     }
     for (void* p : mem->heap) std::free(p);
@@ -221,6 +227,7 @@ bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* e
   Impl& m = *impl_;
   m.blocks = blocks;
   std::uint64_t chunk = blocks && blocks->chunk_bytes() >= OTF2_CHUNK_SIZE_MIN ? blocks->chunk_bytes() : OTF2_CHUNK_SIZE_MIN;
+  m.stats.otf2_block_bytes = chunk;
   m.archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, chunk, OTF2_CHUNK_SIZE_MIN,
                                 OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!m.archive) {

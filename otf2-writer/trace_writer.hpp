@@ -66,6 +66,8 @@ struct MetricMember {
 struct WriterStats {
   std::uint64_t events = 0;              ///< OTF2 events written, all locations
   std::uint64_t otf2_over_budget = 0;    ///< OTF2 chunks that had to come from malloc
+  std::uint64_t otf2_over_budget_peak = 0;  ///< the most of them in use at once
+  std::uint64_t otf2_block_bytes = 0;    ///< the size of one (the archive's chunk size)
   std::uint64_t otf2_flushes = 0;        ///< OTF2 buffer writes to disk
   /// Kept consistent when events were lost for lack of memory: Leaves whose Enter is missing
   /// are dropped, and regions whose Leave is missing are closed (at the next Leave of an outer

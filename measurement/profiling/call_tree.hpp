@@ -27,11 +27,12 @@ struct ProfileNode {
 };
 static_assert(sizeof(ProfileNode) == 64, "a profile node is one cache line");
 
-/// Bump allocator of profile nodes over pool chunks; owned by one location.
+/// Bump allocator of profile nodes over slabs of pool chunks; owned by one location.
 struct NodeArena {
   char* pos = nullptr;
   char* end = nullptr;
   std::uint64_t nodes = 0;
+  std::uint32_t slabs = 0;  ///< slabs taken so far (runtime::profile_chunk: each twice the last)
 };
 
 /// Counts distinct 64-bit keys in 4 KiB (HyperLogLog, standard error about 1.6 %): the call

@@ -430,6 +430,8 @@ TEST_CASE("otf2 writer takes more open writers than blocks from malloc, counted"
   }
   CHECK(blocks.in_use() == 1);
   CHECK(w.stats().otf2_over_budget == 2);
+  CHECK(w.stats().otf2_over_budget_peak == 2);  // all three writers open at once
+  CHECK(w.stats().otf2_block_bytes == kBlock);
   REQUIRE(w.finish(definitions(w, kT0, kT0 + 23, 3), &error));
   CHECK(blocks.in_use() == 0);
   for (std::uint64_t i = 0; i < 3; ++i) CHECK(w.event_count(i << 32) == 4);

@@ -30,6 +30,8 @@ Cases:
   per_process   PROF_METRIC_PAPI=perf::TASK-CLOCK, PROF_METRIC_PAPI_PER_PROCESS=perf::PAGE-FAULTS:
                 the master thread's Metric events have both, the worker's only TASK-CLOCK; the
                 profile has PAGE-FAULTS of main's touch_pages and none on the worker.
+  churn         tests/e2e/progs/churn.c: 320 threads, 8 at a time, PAPI and rusage: leaf() on all 321
+                locations of the trace, every Enter/Leave with its values, profile = trace.
   sampling      PROF_METRIC_PAPI=perf::TASK-CLOCK with PROF_SAMPLING_EVENTS=perf_cpu_clock@1000000: at
                 least 95 % of the samples come right after a Metric event of their time.
   not_permitted perf::CONTEXT-SWITCHES:k=1 as user nobody under perf_event_paranoid >= 2 (needs root
@@ -82,6 +84,13 @@ class Ctx:
             raise RuntimeError("prof-wrap gcc regions.c failed: %s" % (b.stdout + b.stderr)[-600:])
         self.exp = os.path.join(self.work, "exp")
 
+    def build_churn(self):
+        """tests/e2e/progs/churn.c instead of regions.c."""
+        src = os.path.join(self.a.src_dir, "..", "progs", "churn.c")
+        b = sh([self.a.prof_wrap, "gcc", "-O2", "-pthread", src, "-o", self.exe], cwd=self.work)
+        if b.returncode != 0:
+            raise RuntimeError("prof-wrap gcc churn.c failed: %s" % (b.stdout + b.stderr)[-600:])
+
     def run(self, env_vars):
         shutil.rmtree(self.exp, ignore_errors=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
@@ -112,7 +121,7 @@ def check_recorded(ctx, r, metrics, tools, data=None):
     """The common checks of a run that records; `data`: the metrics that must have values (default
     all), the others must be defined. Returns the profile as {(metric, call path, location name): value}."""
     data = metrics if data is None else data
-    if r.returncode != 0 or "regions done" not in r.stdout:
+    if r.returncode != 0 or not re.search(r"^(regions done|churn threads=)", r.stdout, re.M):
         fail("the program exited with status %d; stderr: %s" % (r.returncode, r.stderr.strip()[-600:]))
         return {}
     problems = [l for l in r.stderr.splitlines() if l.startswith(("prof: warning", "prof: error"))]
@@ -340,6 +349,26 @@ def case_sampling(ctx, tools):
     if with_values < 0.95 * samples:
         fail("%d of %d samples come right after a Metric event of their time" % (with_values, samples))
     return "%d samples, %d with their metric values; %d profile values as the trace gives them" % (samples, with_values, n)
+
+
+def case_churn(ctx, tools):
+    """320 threads, 8 at a time, each with its own event sets: every thread's calls are in the
+    trace with their metric values, the profile matches the trace."""
+    need_papi()
+    ctx.build_churn()
+    metrics = ["perf::TASK-CLOCK", "perf::PAGE-FAULTS", "ru_nvcsw"]
+    # 64M: four OTF2 write buffers, no flush (16M has one, and each ending thread's write-out would
+    # take another from outside the budget, which prof reports).
+    r = ctx.run({"PROF_ENABLE_TRACING": "true", "PROF_METRIC_PAPI": "perf::TASK-CLOCK,perf::PAGE-FAULTS",
+                 "PROF_METRIC_RUSAGE": "ru_nvcsw", "PROF_TOTAL_MEMORY": "64M"})
+    prof = check_recorded(ctx, r, metrics, tools, data=["perf::TASK-CLOCK", "perf::PAGE-FAULTS"])
+    trace, _ = check_trace(ctx, tools, lambda loc: metrics)
+    n = compare(prof, trace)
+    m = re.search(r"churn threads=(\d+) leaf_calls=(\d+)", r.stdout)
+    leaf_paths = len({loc for (name, path, loc) in trace if path.endswith("/leaf")})
+    if not m or leaf_paths != int(m.group(1)) + 1:
+        fail("leaf ran on %d locations of the trace; the program ran %s threads and main" % (leaf_paths, m and m.group(1)))
+    return "%d threads with their own event sets; %d profile values as the trace gives them" % (leaf_paths, n)
 
 
 def bad(ctx, env, pattern):
