@@ -453,7 +453,7 @@ def stress(ctx, tools, memory):
     if failures:
         return ""
     allowed = [r"^prof: warning: sampling: \d+ samples were dropped", r"^prof: warning: trace buffers were flushed",
-               r"^prof: warning: \d+ OTF2 write buffers"] if memory else []
+               r"^prof: warning: \d+ times an OTF2 write buffer"] if memory else []
     for line in run.problems():
         if not any(re.search(p, line) for p in allowed):
             fail("prof warned: %s" % line)
