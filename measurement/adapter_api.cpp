@@ -29,8 +29,8 @@ Timestamp now() { return timer::now(); }
 void enter(Location* loc, RegionId region) { prof::enter(loc, region, 0); }
 void leave(Location* loc, RegionId region) { prof::leave(loc, region, 0); }
 
-void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
-  prof::event(loc, t, type, ref, aux, p, n);
+bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
+  return prof::event(loc, t, type, ref, aux, p, n);
 }
 
 void add_bytes(Location* loc, std::uint64_t sent, std::uint64_t received) {

@@ -29,8 +29,9 @@ PROF_API bool recording(const Location* loc);
 PROF_API Timestamp now();
 PROF_API void enter(Location* loc, RegionId region);
 PROF_API void leave(Location* loc, RegionId region);
-/// A trace record with payload slots (see record.hpp); nothing when `loc` does not trace.
-PROF_API void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux,
+/// A trace record with payload slots (see record.hpp); nothing when `loc` does not trace. False
+/// when it was not written (no tracing, or no memory: then leave out what pairs with it).
+PROF_API bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux,
                     const Payload* p, unsigned n);
 /// A location no thread owns (a GPU stream, an NVTX lane; see runtime::create_detached_location),
 /// written with event() under the adapter's own lock. `group`: an accelerator location group's

@@ -150,12 +150,12 @@ ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region) {
 namespace {
 /// An Enter or Leave record carrying the location's metric values (two per payload slot); aux =
 /// the location's OTF2 metric class.
-void put_values(Location* loc, Timestamp t, RecordType type, RegionId region, const std::uint64_t* v) {
+bool put_values(Location* loc, Timestamp t, RecordType type, RegionId region, const std::uint64_t* v) {
   const unsigned n = loc->metric_count, slots = (n + 1) / 2;
   Record* r = loc->trace.try_reserve(slots);
   if (PROF_UNLIKELY(!r)) {
     r = reserve_slow(loc, t, slots);
-    if (!r) return;
+    if (!r) return false;
   }
   r->time = t;
   r->type = type;
@@ -166,19 +166,20 @@ void put_values(Location* loc, Timestamp t, RecordType type, RegionId region, co
   std::memcpy(p, v, n * sizeof(std::uint64_t));
   if (n & 1) p[n] = 0;
   loc->trace.commit();
+  return true;
 }
 }  // namespace
 
-void metrics_enter(Location* loc, Timestamp t, RegionId region) {
+bool metrics_enter(Location* loc, Timestamp t, RegionId region) {
   std::uint64_t* v = loc->metric_frames + std::size_t{loc->depth - 1} * loc->metric_count;
   metrics::read(loc, v);
-  if (loc->tracing) put_values(loc, t, RecordType::Enter, region, v);
+  return !loc->tracing || put_values(loc, t, RecordType::Enter, region, v);
 }
 
-void metrics_leave(Location* loc, Timestamp t, RegionId region, ProfileNode* node) {
+void metrics_leave(Location* loc, Timestamp t, RegionId region, ProfileNode* node, bool trace) {
   std::uint64_t now[metrics::kMaxMetrics];
   metrics::read(loc, now);
-  if (loc->tracing) put_values(loc, t, RecordType::Leave, region, now);
+  if (loc->tracing && trace) put_values(loc, t, RecordType::Leave, region, now);
   if (node && node->metrics) {
     const std::uint64_t* at_enter = loc->metric_frames + std::size_t{loc->depth} * loc->metric_count;
     auto* sum = reinterpret_cast<std::uint64_t*>(node + 1);
@@ -208,12 +209,12 @@ void unwind_to(Location* loc, std::uintptr_t cfa) {
   }
 }
 
-void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint64_t value) {
-  if (!loc->tracing) return;
+bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint64_t value) {
+  if (!loc->tracing) return false;
   Record* r = loc->trace.try_reserve(1);
   if (PROF_UNLIKELY(!r)) {
     r = detail::reserve_slow(loc, t, 1);
-    if (!r) return;
+    if (!r) return false;
   }
   r->time = t;
   r->type = type;
@@ -224,14 +225,15 @@ void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::
   p->a = value;
   p->b = 0;
   loc->trace.commit();
+  return true;
 }
 
-void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
-  if (!loc->tracing) return;
+bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
+  if (!loc->tracing) return false;
   Record* r = loc->trace.try_reserve(n);
   if (PROF_UNLIKELY(!r)) {
     r = detail::reserve_slow(loc, t, n);
-    if (!r) return;
+    if (!r) return false;
   }
   r->time = t;
   r->type = type;
@@ -241,6 +243,7 @@ void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::
   auto* slots = reinterpret_cast<Payload*>(r + 1);
   for (unsigned i = 0; i < n; ++i) slots[i] = p[i];
   loc->trace.commit();
+  return true;
 }
 
 std::uint32_t close_all_frames(Location* loc, Timestamp t) {

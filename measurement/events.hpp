@@ -43,17 +43,19 @@ PROF_COLD ProfileNode* new_node(Location* loc, RegionId region);
 PROF_COLD ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region);
 /// With metrics (loc->metric_count): reads them into the innermost frame's row and writes the
 /// Enter record with the values in its payload slots (tracing).
-PROF_COLD void metrics_enter(Location* loc, Timestamp t, RegionId region);
+/// False when the Enter record was lost for lack of memory.
+PROF_COLD bool metrics_enter(Location* loc, Timestamp t, RegionId region);
 /// With metrics: reads them, writes the Leave record with the values (tracing) and adds the
 /// frame's deltas to `node`'s sums (when it has room for them). The frame was just popped.
-PROF_COLD void metrics_leave(Location* loc, Timestamp t, RegionId region, ProfileNode* node);
+/// `trace`: write the Leave (not when its Enter was lost).
+PROF_COLD void metrics_leave(Location* loc, Timestamp t, RegionId region, ProfileNode* node, bool trace);
 
-// Hot path: no locks, no allocation, no errno changes.
-PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void put(Location* loc, Timestamp t, RecordType type, std::uint32_t ref) {
+// Hot path: no locks, no allocation, no errno changes. False when the record was lost (no memory).
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool put(Location* loc, Timestamp t, RecordType type, std::uint32_t ref) {
   Record* r = loc->trace.try_reserve(0);
   if (PROF_UNLIKELY(!r)) {
     r = reserve_slow(loc, t, 0);
-    if (!r) return;
+    if (!r) return false;
   }
   r->time = t;
   r->type = type;
@@ -61,6 +63,7 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void put(Location* loc, Timestamp t
   r->aux = 0;
   r->ref = ref;
   loc->trace.commit();
+  return true;
 }
 }  // namespace detail
 
@@ -75,12 +78,15 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void enter(Location* loc, RegionId 
   Frame& f = loc->frames[loc->depth++];
   f.cfa = cfa;
   f.region = region;
-  f.recorded = rec;
+  f.recorded = rec ? kFrameRecorded : 0;
   f.node = nullptr;
   if (rec && (loc->tracing | loc->profiling)) {
     Timestamp t = timer::now();
-    if (PROF_UNLIKELY(loc->metric_count)) detail::metrics_enter(loc, t, region);
-    else if (loc->tracing) detail::put(loc, t, RecordType::Enter, region);
+    if (PROF_UNLIKELY(loc->metric_count)) {
+      if (!detail::metrics_enter(loc, t, region)) f.recorded = kEnterLost;
+    } else if (loc->tracing && PROF_UNLIKELY(!detail::put(loc, t, RecordType::Enter, region))) {
+      f.recorded = kEnterLost;
+    }
     if (loc->profiling) {
       if (PROF_LIKELY(loc->profile_depth < loc->profile_max_depth)) {
         ProfileNode* child = loc->current_node->first_child;
@@ -104,8 +110,8 @@ namespace detail {
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void pop(Location* loc, Timestamp t) {
   Frame& f = loc->frames[--loc->depth];
   if (!f.recorded) return;
-  if (PROF_UNLIKELY(loc->metric_count)) metrics_leave(loc, t, f.region, f.node);
-  else if (loc->tracing) put(loc, t, RecordType::Leave, f.region);
+  if (PROF_UNLIKELY(loc->metric_count)) metrics_leave(loc, t, f.region, f.node, f.recorded != kEnterLost);
+  else if (loc->tracing && f.recorded != kEnterLost) put(loc, t, RecordType::Leave, f.region);
   if (ProfileNode* n = f.node) {
     std::uint64_t d = t - f.enter_time;
     ++n->visits;
@@ -130,11 +136,12 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void leave(Location* loc, RegionId 
   detail::leave_repair(loc, region, timer::now());
 }
 
-/// A record with one payload value (thread and lock events, BufferFlush, ProgramEnd).
-void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint64_t value);
+/// A record with one payload value (thread and lock events, BufferFlush, ProgramEnd). False when
+/// it was lost (no memory) or the location does not trace.
+bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint64_t value);
 
-/// A record with `n` (1 or 2) payload slots and an aux value (MPI events). Tracing only.
-void event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n);
+/// A record with `n` payload slots and an aux value (MPI, GPU events). Tracing only; false as above.
+bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n);
 
 /// Closes every open frame of `loc` at time t (thread or process end); returns how many.
 std::uint32_t close_all_frames(Location* loc, Timestamp t);

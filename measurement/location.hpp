@@ -56,10 +56,14 @@ class RegionCache {
 struct Frame {
   std::uintptr_t cfa;   ///< caller's stack pointer at the hook: deeper frames have smaller values
   RegionId region;
-  std::uint32_t recorded;  ///< its Enter was recorded, so its Leave must be
+  std::uint32_t recorded;  ///< its Enter was recorded, so its Leave must be (kEnterLost: not in the trace)
   ProfileNode* node;       ///< its call path in the profile; nullptr when not profiled
   Timestamp enter_time;    ///< for the profile
 };
+
+/// Frame::recorded: recorded, but its Enter record was lost for lack of memory, so its Leave is
+/// not written either (the trace stays nested; the profile still counts the visit).
+constexpr std::uint32_t kFrameRecorded = 1, kEnterLost = 3;
 
 /// What a location stands for (its OTF2 location type).
 enum class LocationType : std::uint8_t {

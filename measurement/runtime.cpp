@@ -1063,11 +1063,15 @@ void finalize(int exit_status) {
                  too_deep, v.profiling_max_callpath_depth);
   if (misses) {
     // The memory the missing call paths would have taken, with a margin for the estimate's
-    // error and for each location's partly used last chunk, on top of today's event pool.
+    // error and for each location's partly used last slab, on top of today's event pool.
     const auto paths = static_cast<std::uint64_t>(missing.estimate() + 0.5);
     // A node carries its metric sums after it (events.cpp, node_bytes): whole cache lines.
     const std::uint64_t node = sizeof(ProfileNode) + (std::uint64_t{metrics::location_count(true)} * 8 + 63) / 64 * 64;
-    const std::uint64_t more = paths * node + locs.size() * v.page_size;
+    // The margin: each location's partly used last slab in a run with room (at most the next
+    // slab it would take: 4 KiB doubling per slab, up to a page), and the shared chunk's rest.
+    std::uint64_t unused = v.page_size;
+    for (const Location* l : locs) unused += std::min<std::uint64_t>(v.page_size, std::uint64_t{4096} << std::min<std::uint32_t>(l->arena.slabs, 16));
+    const std::uint64_t more = paths * node + unused;
     const double need = static_cast<double>(s->events.chunk_count() * s->events.chunk_bytes()) + 1.125 * static_cast<double>(more);
     const std::string in_caller = folded ? " (" + std::to_string(folded) + " visits in their caller: no more such nodes)" : "";
     log::warning("the profile ran out of memory: it holds %" PRIu64 " call paths (%s), about %" PRIu64
@@ -1088,7 +1092,7 @@ void finalize(int exit_status) {
   if (const otf2w::WriterStats& ws = s->writer.stats(); ws.otf2_over_budget)
     log::warning("%" PRIu64 " times an OTF2 write buffer (%s) had to come from outside PROF_TOTAL_MEMORY, at most %" PRIu64
                  " at once (%s over the budget): more locations wrote their trace at the same time than its %" PRIu64
-                 " OTF2 buffers (a quarter of PROF_TOTAL_MEMORY, at most 16) hold; raise PROF_TOTAL_MEMORY",
+                 " OTF2 buffers (a quarter of PROF_TOTAL_MEMORY, at least 1 and at most 16) hold; raise PROF_TOTAL_MEMORY",
                  ws.otf2_over_budget, size_text(ws.otf2_block_bytes).c_str(), ws.otf2_over_budget_peak,
                  size_text(ws.otf2_over_budget_peak * ws.otf2_block_bytes).c_str(),
                  static_cast<std::uint64_t>(s->otf2_blocks.chunk_count()));

@@ -182,8 +182,10 @@ struct TraceWriter::Impl {
     if (!p) {
       // More open writers than the budget has blocks: correct output beats the bound; counted.
       p = std::malloc(size);
-      ++self->stats.otf2_over_budget;
-      if (++self->over_now > self->stats.otf2_over_budget_peak) self->stats.otf2_over_budget_peak = self->over_now;
+      if (p) {
+        ++self->stats.otf2_over_budget;
+        if (++self->over_now > self->stats.otf2_over_budget_peak) self->stats.otf2_over_budget_peak = self->over_now;
+      }
     }
     mem->block = p;
     return p;
@@ -317,8 +319,9 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
     // leave the trace with a Leave that has no Enter, or with regions that never end.
     if (r.type == RecordType::Enter) {
       loc.open.push_back(r.ref);
-    } else if (r.type == RecordType::Leave) {
-      if (std::find(loc.open.begin(), loc.open.end(), r.ref) == loc.open.end()) {
+    } else if (r.type == RecordType::Leave && (loc.open.empty() || loc.open.back() != r.ref)) {
+      // Not the innermost region (rare: only after lost events): searched from the inside out.
+      if (std::find(loc.open.rbegin(), loc.open.rend(), r.ref) == loc.open.rend()) {
         ++m.stats.dropped_leaves;  // its Enter was lost: the Leave (and its metric values) too
         return;
       }
@@ -330,6 +333,16 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
         ++n;
       }
       loc.open.pop_back();
+    } else if (r.type == RecordType::Leave) {
+      loc.open.pop_back();
+    } else if (r.type == RecordType::ThreadEnd || r.type == RecordType::ProgramEnd) {
+      // Frames are closed before these: what is still open lost its Leave.
+      for (; !loc.open.empty(); loc.open.pop_back()) {
+        rc = OTF2_EvtWriter_Leave(w, nullptr, t, loc.open.back());
+        if (rc != OTF2_SUCCESS) return;
+        ++m.stats.closed_regions;
+        ++n;
+      }
     }
     if (r.slots && (r.type == RecordType::Enter || r.type == RecordType::Leave || r.type == RecordType::MetricValues) &&
         r.aux < 2) {

@@ -239,15 +239,15 @@ void write_item(const Item& it) {
   switch (it.kind) {
     case ItemKind::Kernel: {
       const RegionId r = kernel_region(it.name);
-      api::event(loc, it.start, RecordType::Enter, r, 0, nullptr, 0);
-      api::event(loc, it.end, RecordType::Leave, r, 0, nullptr, 0);
+      // A Leave only with its Enter (a record can be lost for lack of memory).
+      if (api::event(loc, it.start, RecordType::Enter, r, 0, nullptr, 0)) api::event(loc, it.end, RecordType::Leave, r, 0, nullptr, 0);
       api::gpu_activity(loc, from.path, r, it.start, it.end, 0);
       break;
     }
     case ItemKind::Memset: {
       if (g_memset_region == kNoRegion) g_memset_region = define_gpu_region("cudaMemset", "cudaMemset", regions::Role::DataTransfer);
-      api::event(loc, it.start, RecordType::Enter, g_memset_region, 0, nullptr, 0);
-      api::event(loc, it.end, RecordType::Leave, g_memset_region, 0, nullptr, 0);
+      if (api::event(loc, it.start, RecordType::Enter, g_memset_region, 0, nullptr, 0))
+        api::event(loc, it.end, RecordType::Leave, g_memset_region, 0, nullptr, 0);
       api::gpu_activity(loc, from.path, g_memset_region, it.start, it.end, it.bytes);
       break;
     }
@@ -261,7 +261,7 @@ void write_item(const Item& it) {
                        it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOD || it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOA ||
                        it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOA;
       const bool put = it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH || it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOH;
-      api::event(loc, it.start, RecordType::Enter, r, 0, nullptr, 0);
+      const bool entered = api::event(loc, it.start, RecordType::Enter, r, 0, nullptr, 0);
       if ((get || put) && g_window == comms::kNoComm) {
         comms::CommDef d;
         d.kind = comms::Kind::Cuda;
@@ -269,13 +269,13 @@ void write_item(const Item& it) {
         g_window = api::define_comm(d);
       }
       const std::uint64_t id = ++g_matching;
-      if (get || put) {
+      if (entered && (get || put)) {
         const Payload p[2] = {{from.thread, it.bytes}, {id, 0}};
         api::event(loc, it.start, get ? RecordType::RmaGet : RecordType::RmaPut, g_window, 0, p, 2);
         const Payload done{id, 0};
         api::event(loc, it.end, RecordType::RmaOpCompleteBlocking, g_window, 0, &done, 1);
       }
-      api::event(loc, it.end, RecordType::Leave, r, 0, nullptr, 0);
+      if (entered) api::event(loc, it.end, RecordType::Leave, r, 0, nullptr, 0);
       api::gpu_activity(loc, from.path, r, it.start, it.end, it.bytes);
       break;
     }

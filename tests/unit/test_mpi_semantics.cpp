@@ -63,10 +63,11 @@ bool recording(const Location*) { return true; }
 Timestamp now() { return 0; }
 void enter(Location*, RegionId region) { g_events.push_back({RecordType::Enter, region, 0, 0, 0, 0, 0}); }
 void leave(Location*, RegionId region) { g_events.push_back({RecordType::Leave, region, 0, 0, 0, 0, 0}); }
-void event(Location*, Timestamp, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
+bool event(Location*, Timestamp, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
   CHECK(n == slots_of(type));
   if (!carries_comm(type)) CHECK(ref == 0);
   g_events.push_back({type, ref, aux, n > 0 ? p[0].a : 0, n > 0 ? p[0].b : 0, n > 1 ? p[1].a : 0, n > 1 ? p[1].b : 0});
+  return true;
 }
 void add_bytes(Location* loc, std::uint64_t, std::uint64_t) { CHECK(loc == reinterpret_cast<Location*>(&g_location)); }
 RegionId define_region(const regions::RegionDef& def) {

@@ -434,3 +434,31 @@ TEST_CASE("shadow stack: payload events go between the frames' records", "[shado
   CHECK(values[1] == 3);
   CHECK(loc->depth == 0);
 }
+
+TEST_CASE("a Leave whose Enter was lost for lack of memory is not written either", "[shadow]") {
+  constexpr std::size_t kSmall = 4096;
+  prof::ChunkPool pool;
+  REQUIRE(pool.init(2 * kSmall, kSmall));
+  prof::timer::init(2);
+  prof::g_recording = true;
+  Location loc;
+  loc.tracing = true;
+  loc.trace.add_chunk(pool.acquire(), kSmall);
+  // Enters of region 1 until one is lost (no runtime here: the slow path has no memory to give).
+  unsigned n = 0;
+  while (loc.lost_events == 0 && n < 10000) {
+    prof::enter(&loc, 1 + (n % 3), 0);
+    ++n;
+  }
+  REQUIRE(loc.lost_events == 1);
+  REQUIRE(n > 1);
+  loc.trace.add_chunk(pool.acquire(), kSmall);  // memory again
+  for (unsigned i = n; i > 0; --i) prof::leave(&loc, 1 + ((i - 1) % 3), 0);
+  const std::vector<Ev> evs = records(loc);
+  CHECK(evs.size() == 2 * (n - 1));  // the lost Enter's Leave is left out
+  CHECK(check_balanced(evs) == "");
+  CHECK(loc.depth == 0);
+  loc.trace.release_all([&](void* c) { pool.release(c); });
+  std::free(loc.frames);
+  loc.frames = nullptr;
+}

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define CALLS 200
 
@@ -29,10 +30,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   pthread_t* t = malloc(sizeof(pthread_t) * (size_t)width);
+  if (!t) return 1;
   long threads = 0, calls = 0;
   for (int r = 0; r < rounds; ++r) {
     pthread_barrier_init(&barrier, NULL, (unsigned)width);
-    for (int i = 0; i < width; ++i) pthread_create(&t[i], NULL, worker, (void*)(long)i), ++threads;
+    for (int i = 0; i < width; ++i, ++threads)
+      if (pthread_create(&t[i], NULL, worker, (void*)(long)i) != 0) {
+        fprintf(stderr, "churn: pthread_create failed in round %d\n", r);
+        _exit(1);  /* the threads created wait at the barrier: no join */
+      }
     for (long i = 0; i < CALLS; ++i) leaf(i), ++calls;
     for (int i = 0; i < width; ++i) pthread_join(t[i], NULL);
     pthread_barrier_destroy(&barrier);
