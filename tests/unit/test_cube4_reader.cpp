@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "measurement/profiling/cube4_reader.hpp"
+#include "tools/cube4_reader.hpp"
 #include "measurement/profiling/cube4_writer.hpp"
 
 #ifndef PROF_SHARED_TOOLS

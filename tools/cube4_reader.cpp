@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // CUBE4 profile reader; see cube4_reader.hpp and shared/CUBE4-FORMAT.md (section numbers below).
-#include "measurement/profiling/cube4_reader.hpp"
+#include "tools/cube4_reader.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

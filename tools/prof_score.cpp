@@ -21,7 +21,7 @@
 
 #include "measurement/filter/filter.hpp"
 #include "measurement/memory/budget.hpp"
-#include "measurement/profiling/cube4_reader.hpp"
+#include "tools/cube4_reader.hpp"
 
 namespace {
 
