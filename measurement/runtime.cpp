@@ -483,6 +483,17 @@ std::string size_text(std::uint64_t bytes) {
 
 }  // namespace
 
+// on_exit rather than atexit: its handler gets the exit status for ProgramEnd. Exit handlers run
+// in reverse order of registration, and the dynamic linker's, which runs every library's
+// destructors, is registered by libc just before the executable's constructors: when init runs
+// earlier (a hook called from another library's constructor), this handler would run after those
+// destructors. prof_init (the executable's constructor) then registers it again; finalize runs
+// once, so the later registration, which runs first, wins. libprof's destructor (end of file) is
+// the last resort for programs without that constructor.
+void register_exit_handler() {
+  on_exit([](int status, void*) { finalize(status); }, nullptr);
+}
+
 void init() {
   int expected = 0;
   if (!g_init_state.compare_exchange_strong(expected, 1)) return;  // done, or running on another thread
@@ -556,8 +567,7 @@ void init() {
   metrics::init();  // a bad event stops the program here
   g_phase.store(static_cast<int>(Phase::Within));
   g_compiler_hooks_on = compiler;
-  // on_exit rather than atexit: its handler gets the exit status for ProgramEnd.
-  on_exit([](int status, void*) { finalize(status); }, nullptr);
+  register_exit_handler();
   g_init_state.store(2);
 
   if (Location* loc = create_location()) {
@@ -1137,7 +1147,17 @@ Location* current_location() {
 // executables' constructors run after every shared library's static initialisers (libprof's
 // own configuration tables included), and before main, so a malformed variable stops the run
 // before the program's work. Programs without it initialise on their first event.
-extern "C" PROF_API void prof_init(void) { prof::runtime::init(); }
+extern "C" PROF_API void prof_init(void) {
+  const bool earlier = prof::runtime::g_init_state.load() != 0;  // from a hook in a library's constructor
+  prof::runtime::init();
+  if (earlier) prof::runtime::register_exit_handler();
+}
+
+// The last resort when init ran before libc registered the dynamic linker's exit handler and no
+// prof_init followed (see register_exit_handler): libprof's destructors run before those of the
+// libraries it uses, and finalize does nothing when it ran already. The exit status is not known
+// here: ProgramEnd says 0.
+__attribute__((destructor)) static void prof_finalize_at_unload(void) { prof::runtime::finalize(0); }
 
 // The link guard: instrumented objects reference it (see <prof/instrumented.h>).
 extern "C" PROF_API const char prof_wrap_link_guard__link_this_object_with_prof_wrap = 1;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "adapters/adapter.hpp"
+#include "measurement/immortal.hpp"
 #include "measurement/mpp.hpp"
 
 namespace prof::mpi {
@@ -37,7 +38,7 @@ std::uint32_t g_rank = 0, g_size = 1;
 std::atomic<bool> g_user_finalized{false};
 std::atomic<bool> g_aborted{false};
 std::atomic<bool> g_apart{false};
-std::vector<char> g_clock_needed;  // per rank: its clock may differ from rank 0's (another host, debug skew)  // the ranks did not all reach the end: MPI must not be finalised
+Immortal<std::vector<char>> g_clock_needed;  // per rank: its clock may differ from rank 0's (another host, debug skew)  // the ranks did not all reach the end: MPI must not be finalised
 std::atomic<std::uint64_t> g_next_request{1};
 std::atomic<std::uint64_t> g_comm_serial{0};  // communicators this rank created as their rank 0
 thread_local int t_depth = 0;                 // MPI wrappers active on this thread
@@ -49,12 +50,12 @@ std::atomic<RegionId> g_regions[512];  // kFunctionCount <= 512 (checked in afte
 std::mutex g_regions_mutex;
 
 std::mutex g_comm_mutex;
-std::unordered_map<MPI_Comm, CommInfo> g_comms;
+Immortal<std::unordered_map<MPI_Comm, CommInfo>> g_comms;  // see immortal.hpp
 // Active requests by handle. A handle may stand for several requests at once: Open MPI returns
 // one shared, already completed request object for every small send that left at once. Each
 // handle thus keeps a queue, and a completion takes the oldest active request of its handle.
 std::mutex g_req_mutex;
-std::unordered_map<MPI_Request, std::deque<ReqInfo>> g_requests;
+Immortal<std::unordered_map<MPI_Request, std::deque<ReqInfo>>> g_requests;
 
 std::uintptr_t this_thread() { return static_cast<std::uintptr_t>(pthread_self()); }
 
@@ -62,8 +63,8 @@ std::uintptr_t this_thread() { return static_cast<std::uintptr_t>(pthread_self()
 // own (a handle shared by several threads' requests completes each on its own thread); nullptr
 // if none. Lock held.
 ReqInfo* find_request(MPI_Request req, bool any = false) {
-  auto it = g_requests.find(req);
-  if (it == g_requests.end()) return nullptr;
+  auto it = g_requests->find(req);
+  if (it == g_requests->end()) return nullptr;
   ReqInfo* first = nullptr;
   const std::uintptr_t me = this_thread();
   for (ReqInfo& r : it->second) {
@@ -76,15 +77,15 @@ ReqInfo* find_request(MPI_Request req, bool any = false) {
 
 // Removes `r` (an element of the queue of `req`). Lock held.
 void erase_request(MPI_Request req, const ReqInfo* r) {
-  auto it = g_requests.find(req);
-  if (it == g_requests.end()) return;
+  auto it = g_requests->find(req);
+  if (it == g_requests->end()) return;
   auto& q = it->second;
   for (auto i = q.begin(); i != q.end(); ++i)
     if (&*i == r) {
       q.erase(i);
       break;
     }
-  if (q.empty()) g_requests.erase(it);
+  if (q.empty()) g_requests->erase(it);
 }
 
 RegionId region_of(int fn) {
@@ -178,7 +179,7 @@ class PmpiMpp : public Mpp {
     return true;
   }
 };
-PmpiMpp g_mpp;
+Immortal<PmpiMpp> g_mpp;
 
 // Rank 0 measures each rank's offset where the clocks may differ: ping-pongs, the one with the
 // shortest round trip wins, offset = rank 0's time at its middle - the rank's time in it.
@@ -187,7 +188,7 @@ bool PmpiMpp::sync_clock(std::uint64_t* local, std::int64_t* offset) {
   *offset = 0;
   if (g_rank == 0) {
     for (std::uint32_t r = 1; r < g_size; ++r) {
-      if (!g_clock_needed[r]) continue;
+      if (!(*g_clock_needed)[r]) continue;
       std::uint64_t best_rtt = ~std::uint64_t{0};
       std::int64_t best[2] = {0, 0};  // offset, and the rank's time in that round
       for (int k = 0; k < kRounds; ++k) {
@@ -205,7 +206,7 @@ bool PmpiMpp::sync_clock(std::uint64_t* local, std::int64_t* offset) {
       }
       if (PMPI_Send(best, 2, MPI_INT64_T, static_cast<int>(r), kClockTag, g_comm) != MPI_SUCCESS) return false;
     }
-  } else if (g_clock_needed[g_rank]) {
+  } else if ((*g_clock_needed)[g_rank]) {
     for (int k = 0; k < kRounds; ++k) {
       std::uint64_t t0 = 0;
       if (PMPI_Recv(&t0, 1, MPI_UINT64_T, 0, kClockTag, g_comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
@@ -406,11 +407,12 @@ comms::CommId define_world_comm(MPI_Comm comm, comms::Kind kind, const char* nam
     for (std::uint32_t r = 0; r < g_size; ++r) d.members.push_back(r);
   const comms::CommId id = api::define_comm(d);
   std::lock_guard<std::mutex> lock(g_comm_mutex);
-  g_comms[comm] = CommInfo{id, false, 0};
+  (*g_comms)[comm] = CommInfo{id, false, 0};
   return id;
 }
 
 int adapter_init() {
+  *g_comms, *g_requests, *g_clock_needed, *g_mpp;  // built here, once (immortal.hpp)
   for (auto& r : g_regions) r.store(kUndefined, std::memory_order_relaxed);
   g_groups = api::values().mpi_enable_groups;
   // The experiment directory and the archive wait for MPI_Init (rank 0 chooses the directory).
@@ -471,8 +473,8 @@ void Call::completion(RecordType type, std::uint32_t ref, std::uint16_t aux, Pay
 
 CommInfo comm_info(MPI_Comm comm) {
   std::lock_guard<std::mutex> lock(g_comm_mutex);
-  auto it = g_comms.find(comm);
-  return it == g_comms.end() ? CommInfo{} : it->second;
+  auto it = g_comms->find(comm);
+  return it == g_comms->end() ? CommInfo{} : it->second;
 }
 
 comms::CommId comm_id(MPI_Comm comm) { return comm_info(comm).id; }
@@ -550,12 +552,12 @@ void track_comm(MPI_Comm comm, MPI_Comm parent) {
   d.members.assign(members.begin(), members.end());
   info.id = api::define_comm(d);
   std::lock_guard<std::mutex> lock(g_comm_mutex);
-  g_comms[comm] = info;
+  (*g_comms)[comm] = info;
 }
 
 void untrack_comm(MPI_Comm comm) {
   std::lock_guard<std::mutex> lock(g_comm_mutex);
-  g_comms.erase(comm);
+  g_comms->erase(comm);
 }
 
 std::uint64_t next_request_id() { return g_next_request.fetch_add(1); }
@@ -563,8 +565,8 @@ std::uint64_t next_request_id() { return g_next_request.fetch_add(1); }
 void track_request(MPI_Request req, const ReqInfo& info) {
   if (req == MPI_REQUEST_NULL) return;
   std::lock_guard<std::mutex> lock(g_req_mutex);
-  g_requests[req].push_back(info);
-  g_requests[req].back().owner = this_thread();
+  (*g_requests)[req].push_back(info);
+  (*g_requests)[req].back().owner = this_thread();
 }
 
 void write_start(const Call& call, const ReqInfo& info) {
@@ -692,14 +694,14 @@ void after_init() {
   ::gethostname(host, sizeof host - 1);
   std::vector<char> hosts(sizeof host * g_size);
   PMPI_Allgather(host, sizeof host, MPI_CHAR, hosts.data(), sizeof host, MPI_CHAR, g_comm);
-  g_clock_needed.assign(g_size, 0);
+  g_clock_needed->assign(g_size, 0);
   for (std::uint32_t r = 1; r < g_size; ++r)
-    g_clock_needed[r] = !api::values().mpi_debug_clock_skew.empty() ||
+    (*g_clock_needed)[r] = !api::values().mpi_debug_clock_skew.empty() ||
                         std::strncmp(hosts.data() + r * sizeof host, hosts.data(), sizeof host) != 0;
   std::uint64_t at = 0;
   std::int64_t offset = 0;
-  if (g_mpp.sync_clock(&at, &offset)) api::add_clock_offset(at, offset);
-  api::set_mpp(&g_mpp);
+  if (g_mpp->sync_clock(&at, &offset)) api::add_clock_offset(at, offset);
+  api::set_mpp(&*g_mpp);
   if (!api::ready(g_rank)) api::warning("this rank records nothing: the experiment could not be set up (see above)");
   define_world_comm(MPI_COMM_WORLD, comms::Kind::World, "MPI_COMM_WORLD");
   define_world_comm(MPI_COMM_SELF, comms::Kind::Self, "MPI_COMM_SELF");

@@ -2,6 +2,8 @@
 // The rules of semantics.hpp.
 #include "adapters/mpi/semantics.hpp"
 
+#include "measurement/immortal.hpp"
+
 #include <mutex>
 #include <unordered_map>
 
@@ -43,7 +45,7 @@ void copy_requests(int count, MPI_Request* requests, MPI_Status** statuses) {
 bool completed(const MPI_Status& s, int rc) { return rc == MPI_SUCCESS || (rc == MPI_ERR_IN_STATUS && s.MPI_ERROR == MPI_SUCCESS); }
 
 std::mutex g_msg_mutex;
-std::unordered_map<MPI_Message, MPI_Comm> g_messages;  // matched probes: the message's communicator
+Immortal<std::unordered_map<MPI_Message, MPI_Comm>> g_messages;  // matched probes: the message's communicator
 }  // namespace
 
 Scratch& scratch() {
@@ -141,7 +143,7 @@ void SendrecvReplace::post(const Call& c, int rc, void*&, int&, MPI_Datatype&, i
 void Mprobe::post(const Call&, int rc, int&, int&, MPI_Comm& comm, MPI_Message*& message, MPI_Status*&) {
   if (rc != MPI_SUCCESS || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC) return;
   std::lock_guard<std::mutex> lock(g_msg_mutex);
-  g_messages[*message] = comm;
+  (*g_messages)[*message] = comm;
 }
 void Improbe::post(const Call& c, int rc, int& source, int& tag, MPI_Comm& comm, int*& flag, MPI_Message*& message,
                    MPI_Status*& status) {
@@ -150,10 +152,10 @@ void Improbe::post(const Call& c, int rc, int& source, int& tag, MPI_Comm& comm,
 namespace {
 MPI_Comm take_message(MPI_Message m) {
   std::lock_guard<std::mutex> lock(g_msg_mutex);
-  auto it = g_messages.find(m);
-  if (it == g_messages.end()) return MPI_COMM_NULL;
+  auto it = g_messages->find(m);
+  if (it == g_messages->end()) return MPI_COMM_NULL;
   const MPI_Comm comm = it->second;
-  g_messages.erase(it);
+  g_messages->erase(it);
   return comm;
 }
 thread_local MPI_Comm t_message_comm = MPI_COMM_NULL;  // Mrecv/Imrecv: the matched message's

@@ -8,7 +8,7 @@
 
 namespace prof::config {
 
-Values g_values;
+Immortal<Values> g_values_storage;
 
 namespace {
 
@@ -409,13 +409,14 @@ std::string md_escape(std::string_view s) {
 }  // namespace
 
 const std::vector<Table>& tables() {
-  static const std::vector<Table> all = {
+  // Never destroyed: finalize reads it after exit has begun (immortal.hpp says why).
+  static const std::vector<Table>* all = new std::vector<Table>{
       {"", kCoreVars},
       {"PTHREAD", kPthreadVars},
       {"MPI", kMpiVars},
       {"CUDA", kCudaVars},
   };
-  return all;
+  return *all;
 }
 
 std::string env_name(const Table& table, const Var& var) {
@@ -474,6 +475,7 @@ bool parse(const Table& table, const Var& var, std::string_view value, std::stri
 }
 
 bool load(const char* const* envp, std::string* error, std::vector<std::string>* warnings) {
+  *g_values_storage;  // built once, here: the defaults below are parsed into it
   std::string ignored;
   if (!error) error = &ignored;
   for (const Table& t : tables()) {

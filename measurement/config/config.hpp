@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "measurement/immortal.hpp"
+
 namespace prof::config {
 
 /// Value types; each accepts the forms listed in type_forms().
@@ -129,6 +131,10 @@ enum CudaFeature : std::uint64_t {
 };
 
 /// The one instance the tables point into.
-extern Values g_values;
+extern Immortal<Values> g_values_storage;
+/// The values themselves: constant-initialised storage that load() builds before it parses and
+/// that is never destroyed (see measurement/immortal.hpp: init may run before libprof's static
+/// initialisers, hooks after its destructors). Before the first load() every byte is zero.
+inline constexpr Values& g_values = *g_values_storage.address();
 
 }  // namespace prof::config

@@ -27,6 +27,7 @@
 #include "measurement/definitions/regions.hpp"
 #include "measurement/definitions/symbols.hpp"
 #include "measurement/events.hpp"
+#include "measurement/immortal.hpp"
 #include "measurement/location.hpp"
 #include "measurement/log.hpp"
 #include "measurement/runtime.hpp"
@@ -50,8 +51,8 @@ constexpr int kMaxDepth = 48;  // frames kept per sample
 constexpr int kTimerTag = 0x10000;
 constexpr RegionId kNoRegionYet = 0xfffffffdu;
 
-std::vector<Source> g_sources;
-std::vector<Generator> g_generators;
+Immortal<std::vector<Source>> g_sources;  // see immortal.hpp: init may come before our static initialisers
+Immortal<std::vector<Generator>> g_generators;
 bool g_on = false;
 std::atomic<bool> g_running{false};  // the handler records (until stop())
 int g_signal = 0;
@@ -359,13 +360,13 @@ bool init() {
                                                                                : period;
     Generator g{kKindNames[kind], kind != kCycles, eff};
     contexts::GeneratorDef d{g.name, g.time_based, g.period};
-    g_sources.push_back(Source{kind, eff, contexts::define_generator(d)});
-    g_generators.push_back(g);
+    g_sources->push_back(Source{kind, eff, contexts::define_generator(d)});
+    g_generators->push_back(g);
   }
   if (!v.enable_tracing && !v.enable_profiling) {
     log::warning("sampling: neither tracing nor profiling is on; the samples have nowhere to go");
-    g_sources.clear();
-    g_generators.clear();
+    g_sources->clear();
+    g_generators->clear();
     return false;
   }
   // libunwind, loaded privately: its _Unwind_* and backtrace symbols must not replace libgcc's
@@ -397,7 +398,7 @@ bool init() {
 }
 
 bool on() { return g_on; }
-const std::vector<Generator>& generators() { return g_generators; }
+const std::vector<Generator>& generators() { return *g_generators; }
 
 void thread_start(Location* loc) {
   if (!g_on || loc->sampler) return;
@@ -409,7 +410,7 @@ void thread_start(Location* loc) {
   }
   auto* ts = new ThreadSources;
   const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
-  for (const Source& s : g_sources) {
+  for (const Source& s : *g_sources) {
     const int i = ts->n;
     ts->fd[i] = -1;
     ts->ring[i] = nullptr;
@@ -538,9 +539,9 @@ void resolve(Location* loc, EventBuffer& buffer, bool trace) {
           if (!loc->hits) loc->hits = new std::unordered_map<const ProfileNode*, std::uint64_t>;
           ++(*loc->hits)[node];
           // The CPU time a sample of a time-based source stands for: its period.
-          if (r.aux < g_sources.size() && g_sources[r.aux].kind != kCycles) {
+          if (r.aux < g_sources->size() && (*g_sources)[r.aux].kind != kCycles) {
             if (!loc->sampled_ns) loc->sampled_ns = new std::unordered_map<const ProfileNode*, std::uint64_t>;
-            (*loc->sampled_ns)[node] += g_sources[r.aux].period;
+            (*loc->sampled_ns)[node] += (*g_sources)[r.aux].period;
           }
         }
       }
