@@ -62,6 +62,9 @@ struct Options {
   /// Decided by prof-wrap before build_commands (it needs the compiler's version): compile steps
   /// load the GCC plugin at this path instead of -finstrument-functions. Empty: no plugin.
   std::string gcc_plugin;
+  /// Decided by prof-wrap before build_commands for an MPI compiler wrapper: the compiler it runs
+  /// (its --showme:command or -show), e.g. "clang++"; empty when it did not say. See toolchain_for.
+  std::string mpi_wrapped_compiler;
 };
 
 /// The command line split into prof-wrap's part and the compiler's part.

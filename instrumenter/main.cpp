@@ -13,12 +13,14 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "command_line.hpp"
 #include "measurement/filter/filter.hpp"
 #include "install_layout.hpp"
+#include "object_symbols.hpp"
 #include "toolchain.hpp"
 
 #ifndef PROF_VERSION
@@ -146,18 +148,55 @@ struct WorkDir {
   }
 };
 
+/// What `argv` prints on stdout (its stderr discarded), or nothing when it fails.
+std::optional<std::string> command_output(const std::vector<std::string>& argv) {
+  const std::string cmd = shell_join(argv) + " 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return std::nullopt;
+  std::string out;
+  char buf[512];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  if (::pclose(p) != 0) return std::nullopt;
+  return out;
+}
+
 /// The compiler's own version (-dumpfullversion), "" when it does not say.
 std::string compiler_version(const std::string& compiler) {
-  const std::string cmd = shell_quote(compiler) + " -dumpfullversion 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return "";
-  char buf[128] = {0};
-  const bool got = std::fgets(buf, sizeof buf, p) != nullptr;
-  const int status = ::pclose(p);
-  if (!got || status != 0) return "";
-  std::string v(buf);
-  while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.pop_back();
+  std::string v = command_output({compiler, "-dumpfullversion"}).value_or("");
+  v = v.substr(0, v.find('\n'));
+  while (!v.empty() && (v.back() == '\r' || v.back() == ' ')) v.pop_back();
   return v;
+}
+
+/// The compiler an MPI compiler wrapper runs, as it says: Open MPI's --showme:command, else
+/// MPICH's and Intel MPI's -show. "" when neither answers (the wrapper is then driven like GCC).
+std::string mpi_wrapped_compiler(const std::string& wrapper, bool verbose) {
+  for (const char* ask : {"--showme:command", "-show"}) {
+    const std::string compiler = compiler_in_show_output(command_output({wrapper, ask}).value_or(""));
+    if (compiler.empty()) continue;
+    if (verbose) std::fprintf(stderr, "prof-wrap: %s runs %s (%s %s)\n", wrapper.c_str(), compiler.c_str(), wrapper.c_str(), ask);
+    return compiler;
+  }
+  if (verbose) std::fprintf(stderr, "prof-wrap: %s does not say which compiler it runs (--showme:command, -show); driven like GCC\n", wrapper.c_str());
+  return "";
+}
+
+/// An object or archive of an executable's link that leaves an MPI function undefined:
+/// "MPI_Init in main.o", or "" when none does.
+std::string mpi_call_in_inputs(const Plan& plan) {
+  // A serial build against an MPI stand-in (-lmpi_stubs, libmpi_stubs.a) calls MPI_ functions
+  // that are no MPI.
+  auto stand_in = [](const std::string& name) { return name.find("mpi") != std::string::npos && name.find("stub") != std::string::npos; };
+  for (const std::string& l : plan.libraries)
+    if (stand_in(l)) return "";
+  for (const Input& in : plan.inputs)
+    if (stand_in(in.path.substr(in.path.rfind('/') == std::string::npos ? 0 : in.path.rfind('/') + 1))) return "";
+  for (const Input& in : plan.inputs) {
+    if (in.kind != InputKind::Object && in.kind != InputKind::StaticLib) continue;
+    const std::string symbol = first_undefined_symbol(in.path, "MPI_");
+    if (!symbol.empty()) return symbol + " in " + in.path;
+  }
+  return "";
 }
 
 /// The program a compiler name runs: the name itself when it has a '/', else its PATH entry.
@@ -232,7 +271,7 @@ std::string plugin_load_error(const std::string& compiler, const std::string& pl
 /// --instrument=plugin asked for it (an error) or, with --verbose, what was chosen.
 void choose_instrumentation(Options& options, const Plan& plan, const Layout& layout) {
   if (!plan.compiles || options.nocompiler) return;
-  const Toolchain* tc = toolchain_for(plan.argv[0]);
+  const Toolchain* tc = toolchain_for(plan, options);
   std::string hooks_flag;
   for (const auto& f : tc->instrument_flags)
     if (hooks_flag.empty() && f.rfind("-finstrument", 0) == 0) hooks_flag = f;
@@ -312,6 +351,8 @@ int wrap(const std::vector<std::string>& args) {
   // The compiler we run must not be wrapped again (mpicc calling a prof-gcc, a CC=prof-gcc make),
   // nor the version query and trial compile that choose the instrumentation.
   ::setenv("PROF_WRAPPER", "off", 1);
+  if (const Toolchain* tc = find_toolchain(plan.argv[0]); tc && tc->mpi && (plan.compiles || plan.links))
+    opt.mpi_wrapped_compiler = mpi_wrapped_compiler(plan.argv[0], opt.verbose);
   choose_instrumentation(opt, plan, layout);
 
   if (plan.links && !plan.relocatable) {
@@ -325,7 +366,7 @@ int wrap(const std::vector<std::string>& args) {
       const std::string ext = dot == std::string::npos ? "" : in.path.substr(dot);
       fortran = fortran || ext == ".f" || ext == ".F" || ext == ".f90" || ext == ".F90" || ext == ".f95" || ext == ".f03" || ext == ".f08";
     }
-    const Toolchain& tc = *toolchain_for(plan.argv[0]);
+    const Toolchain& tc = *toolchain_for(plan, opt);
     // The CUDA adapter where prof was built without it (no CUPTI): an automatic decision goes on
     // without it, with one notice; --cuda cannot be honoured.
     for (const AdapterEntry* a : linked_adapters(plan, tc, opt)) {
@@ -342,6 +383,18 @@ int wrap(const std::vector<std::string>& args) {
     if (opt.verbose) std::fprintf(stderr, "prof-wrap: adapters: %s\n", adapter_decisions(plan, tc, opt).c_str());
     bool mpi = false;
     for (const AdapterEntry* a : adapters) mpi = mpi || std::string(a->name) == "mpi";
+    // An executable whose objects call MPI, linked without the adapter although nobody said
+    // --mpp=none (MPI reached through a library prof-wrap does not recognise as MPI's): its
+    // ranks would each write an experiment of their own without MPI events. One line says so
+    // (and the program says it again when it runs).
+    if (!mpi && opt.mpp == Mpp::Auto && plan.links_executable()) {
+      const std::string call = mpi_call_in_inputs(plan);
+      if (!call.empty())
+        std::fprintf(stderr, "prof-wrap: warning: %s calls MPI (%s) but the link names no MPI library prof-wrap recognises, so it gets "
+                             "no MPI adapter: MPI calls are not recorded and each rank writes its own experiment; link with prof-wrap "
+                             "mpicc/mpicxx, or add --mpp=mpi (--mpp=none drops this warning)\n",
+                     plan.output.value_or("a.out").c_str(), call.c_str());
+    }
     if (fortran && mpi)
       std::fprintf(stderr, "prof-wrap: notice: this MPI link has Fortran code; its MPI calls are not recorded (Open MPI's Fortran "
                            "bindings call PMPI_ directly, past prof's C wrappers)\n");
@@ -387,7 +440,7 @@ int wrap(const std::vector<std::string>& args) {
                  plan.argv[0].c_str(), supported_compilers().c_str());
   if (adapter_list && !opt.dry_run) {
     std::ofstream out(files.adapter_source);
-    out << adapter_list_source(linked_adapters(plan, *toolchain_for(plan.argv[0]), opt), opt.instrument_filters);
+    out << adapter_list_source(linked_adapters(plan, *toolchain_for(plan, opt), opt), opt.instrument_filters, opt.mpp == Mpp::None);
     if (!out.flush()) throw WrapError("cannot write " + files.adapter_source + "; check TMPDIR");
   }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <deque>
 
 #include "prof_wrap_static_deps.hpp"  // generated: PROF_STATIC_LINK_DEPS
 
@@ -51,6 +52,11 @@ const Toolchain kToolchains[] = {
     {"nvcc", Language::Cuda, false, true, kNvccInstrument, kNvccAdapterCompile, Dialect::Nvcc, true},
 };
 
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 AdapterChoice always(const Plan&, const Toolchain&, const Options&) { return {true, ""}; }
 
 AdapterChoice compiler_instrumentation(const Plan&, const Toolchain&, const Options& o) {
@@ -58,7 +64,8 @@ AdapterChoice compiler_instrumentation(const Plan&, const Toolchain&, const Opti
   return {true, ""};
 }
 
-// MPI: an MPI compiler wrapper, or -lmpi on the link line; --mpp=mpi|none overrides.
+// MPI: an MPI compiler wrapper, or an MPI library on the link line however it is named (-lmpi,
+// -lmpi_cxx, -lmpich, a path to libmpi.so as CMake's MPI::MPI_C gives it); --mpp=mpi|none overrides.
 AdapterChoice mpi_program(const Plan& p, const Toolchain& tc, const Options& o) {
   if (o.mpp == Mpp::Mpi) return {true, "--mpp=mpi"};
   if (o.mpp == Mpp::None) return {false, "--mpp=none"};
@@ -70,8 +77,15 @@ AdapterChoice mpi_program(const Plan& p, const Toolchain& tc, const Options& o) 
     const Toolchain* h = find_toolchain(host);
     if (h && h->mpi) return {true, "nvcc's host compiler " + host + " is an MPI compiler wrapper"};
   }
-  if (std::find(p.libraries.begin(), p.libraries.end(), "mpi") != p.libraries.end()) return {true, "the link has -lmpi"};
-  return {false, "no MPI compiler wrapper, no -lmpi"};
+  for (const auto& l : p.libraries) {
+    // -l:libmpi.so.40 names the file itself.
+    if (l.rfind(':', 0) == 0 ? is_mpi_library(l.substr(1)) : is_mpi_library("lib" + l + ".so"))
+      return {true, "the link has -l" + l};
+  }
+  for (const auto& in : p.inputs)
+    if ((in.kind == InputKind::SharedLib || in.kind == InputKind::StaticLib) && is_mpi_library(in.path))
+      return {true, "the link names " + in.path};
+  return {false, "no MPI compiler wrapper or MPI library on the link line"};
 }
 
 // CUDA: nvcc, a .cu input, the CUDA runtime or driver library, or nvcc's -cudart (also through a
@@ -118,11 +132,6 @@ const std::vector<std::string> kStaticWraps = {
 // configured, then the C++ runtime), so prof-wrap needs no pkg-config.
 const std::vector<std::string> kStaticLinkDeps = {PROF_STATIC_LINK_DEPS};
 
-std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // "gcc-12" → "gcc", "clang++-14" → "clang++"; names without a version suffix stay as they are.
 std::string strip_version(const std::string& name) {
   const auto dash = name.rfind('-');
@@ -153,6 +162,53 @@ const Toolchain* toolchain_for(const std::string& compiler, bool* known) {
   const bool cxx = has("++") || has("xx") || has("CC") || has("cpp") ||
                    (name.size() > 2 && name.compare(name.size() - 2, 2, "px") == 0);  // icpx
   return cxx ? &kOtherCxx : &kOtherC;
+}
+
+const Toolchain* toolchain_for(const Plan& plan, const Options& options) {
+  const Toolchain* wrapper = toolchain_for(plan.argv.empty() ? std::string() : plan.argv[0]);
+  if (!wrapper->mpi || options.mpi_wrapped_compiler.empty()) return wrapper;
+  const Toolchain* runs = toolchain_for(options.mpi_wrapped_compiler);
+  // GCC underneath: the wrapper's own row (its messages stay "mpicc ..."). A wrapper that says it
+  // runs another MPI wrapper is taken at its own word.
+  if (runs->mpi || (runs->gcc && runs->instrument_flags == wrapper->instrument_flags)) return wrapper;
+  // The wrapper with the options of the compiler it runs, kept for the life of prof-wrap (one
+  // entry per wrapper and compiler; tests ask for several).
+  static std::deque<std::string> names;
+  static std::deque<Toolchain> resolved;
+  const std::string name = std::string(wrapper->name) + " (" + base_name(options.mpi_wrapped_compiler) + ")";
+  for (const Toolchain& tc : resolved)
+    if (name == tc.name) return &tc;
+  names.push_back(name);
+  resolved.push_back({names.back().c_str(), runs->language, true, false, runs->instrument_flags, runs->adapter_compile_flags,
+                      runs->dialect, runs->gcc});
+  return &resolved.back();
+}
+
+std::string compiler_in_show_output(const std::string& output) {
+  std::size_t at = 0;
+  while (at < output.size()) {
+    const std::size_t eol = std::min(output.find('\n', at), output.size());
+    const std::vector<std::string> words = split_whitespace(output.substr(at, eol - at).c_str());
+    if (!words.empty()) return words.front();
+    at = eol + 1;
+  }
+  return "";
+}
+
+bool is_mpi_library(const std::string& path) {
+  std::string stem = base_name(path);
+  if (stem.rfind("lib", 0) != 0) return false;
+  stem = stem.substr(3);
+  const auto so = stem.find(".so");
+  if (so != std::string::npos && (so + 3 == stem.size() || stem[so + 3] == '.')) stem = stem.substr(0, so);
+  else if (stem.size() > 2 && stem.compare(stem.size() - 2, 2, ".a") == 0) stem = stem.substr(0, stem.size() - 2);
+  else return false;
+  // Open MPI (mpi, mpi_cxx, mpi_mpifh, mpi_usempif08), MPICH (mpich, mpichcxx, mpicxx, mpifort),
+  // Intel MPI (mpi, mpicxx, mpifort), HPE MPT (mpi++); not libmpfr, libmpc, nor a serial build's
+  // stand-in (LAMMPS' libmpi_stubs.a), which the MPI adapter would replace with the real MPI.
+  if (stem.find("stub") != std::string::npos) return false;
+  if (stem == "mpi" || stem == "mpicxx" || stem == "mpifort" || stem == "mpi++") return true;
+  return stem.rfind("mpi_", 0) == 0 || stem.rfind("mpich", 0) == 0;
 }
 
 const Toolchain* find_toolchain(const std::string& compiler) {
@@ -242,7 +298,7 @@ std::string adapter_decisions(const Plan& plan, const Toolchain& tc, const Optio
 }
 
 std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters,
-                                const std::vector<std::string>& instrument_filters) {
+                                const std::vector<std::string>& instrument_filters, bool mpi_declined) {
   std::string s = "/* Generated by prof-wrap. Do not edit. */\nstruct prof_adapter;\n";
   for (const auto* a : adapters) s += std::string("extern const struct prof_adapter prof_adapter_") + a->name + ";\n";
   s += "const struct prof_adapter* const prof_linked_adapters[] = { ";
@@ -252,6 +308,8 @@ std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters
   // configuration tables included) and before main: the earliest safe moment to start.
   s += "extern void prof_init(void);\n"
        "__attribute__((constructor)) static void prof_init_from_executable(void) { prof_init(); }\n";
+  // --mpp=none: the runtime does not warn that an MPI library is loaded without the MPI adapter.
+  if (mpi_declined) s += "const int prof_mpi_adapter_declined = 1;\n";
   if (!instrument_filters.empty()) {
     // --instrument-filter: the runtime applies these files as run-time filters.
     s += "const char* const prof_instrument_filters[] = { ";
@@ -278,7 +336,7 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
     if (name == fortran && !plan.inputs.empty())
       throw WrapError("'" + name + "' is not supported yet (prof has no Fortran support); set PROF_WRAPPER=off to run it unwrapped");
   if (plan.passthrough()) return {plan.argv};
-  const Toolchain* tc = toolchain_for(plan.argv[0]);
+  const Toolchain* tc = toolchain_for(plan, options);
   if (plan.links && plan.static_link && plan.shared)
     throw WrapError("-static with -shared is not supported; link the shared library without -static");
 

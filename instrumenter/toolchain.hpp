@@ -54,6 +54,21 @@ const Toolchain* find_toolchain(const std::string& compiler);
 /// (-finstrument-functions, -Wl,); `known` (if given) says which. Never nullptr.
 const Toolchain* toolchain_for(const std::string& compiler, bool* known = nullptr);
 
+/// The toolchain `plan`'s compile and link steps use: toolchain_for(argv[0]), except for an MPI
+/// compiler wrapper that runs a compiler other than GCC (options.mpi_wrapped_compiler, e.g.
+/// clang++ under OMPI_CXX=clang++): then a row named "mpicxx (clang++)" that is an MPI wrapper
+/// with that compiler's options (clang's hooks, no GCC plugin). Never nullptr.
+const Toolchain* toolchain_for(const Plan& plan, const Options& options);
+
+/// The compiler an MPI compiler wrapper runs, from what it prints for --showme:command (Open MPI:
+/// "clang++") or -show (MPICH, Intel MPI: the whole command): the first word; "" if none.
+std::string compiler_in_show_output(const std::string& output);
+
+/// True when `path` names an MPI library file: lib<name>.so[.N...] or lib<name>.a with an MPI
+/// library's name (mpi, mpi_*, mpich*, mpicxx, mpifort, mpi++), with or without a directory;
+/// not a stand-in whose name has "stub" (libmpi_stubs.a).
+bool is_mpi_library(const std::string& path);
+
 /// "gcc, g++, cc, c++, clang, clang++": for messages.
 std::string supported_compilers();
 
@@ -88,9 +103,11 @@ std::vector<const AdapterEntry*> linked_adapters(const Plan& plan, const Toolcha
 /// wrapper, no -lmpi)".
 std::string adapter_decisions(const Plan& plan, const Toolchain& tc, const Options& options);
 
-/// The generated C source naming `adapters` in `prof_linked_adapters[]`.
+/// The generated C source naming `adapters` in `prof_linked_adapters[]`; with `mpi_declined`
+/// (--mpp=none) also `prof_mpi_adapter_declined`, which keeps the runtime from warning that an
+/// MPI library is loaded without the MPI adapter.
 std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters,
-                                const std::vector<std::string>& instrument_filters = {});
+                                const std::vector<std::string>& instrument_filters = {}, bool mpi_declined = false);
 
 /// Where the generated adapter list goes (main makes them unique temporaries).
 struct WorkFiles {

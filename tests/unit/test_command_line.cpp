@@ -476,6 +476,71 @@ TEST_CASE("link commands", "[prof-wrap]") {
                       "'mpif90' is not supported yet (prof has no Fortran support); set PROF_WRAPPER=off to run it unwrapped");
     CHECK(build_commands(classify({"mpifort", "--version"}), kLayout, defaults) == std::vector<Argv>{{"mpifort", "--version"}});
   }
+  SECTION("an MPI library on the link line, however it is named, links the MPI adapter before it") {
+    // CMake's MPI::MPI_C names libmpi by its full path (issue 14, item 4).
+    const std::string libmpi = "/usr/lib/x86_64-linux-gnu/openmpi/lib/libmpi.so";
+    const Plan cmake = classify({"cc", "main.o", "-o", "app", "-Wl,-rpath,/usr/lib/x86_64-linux-gnu/openmpi/lib", libmpi});
+    const Toolchain& cc = *find_toolchain("cc");
+    CHECK(adapter_decisions(cmake, cc, defaults) == "compiler, user, pthread, mpi (the link names " + libmpi + "); not linked: cuda "
+                                                    "(no nvcc, .cu input, -lcudart or -lcuda)");
+    const Argv link = build_commands(cmake, kLayout, defaults, files).back();
+    CHECK(index_of(link, "-lprof_mpi") >= 0);
+    CHECK(index_of(link, "-lprof_mpi") < index_of(link, libmpi));
+    for (const Argv& with : std::vector<Argv>{{"-lmpi_cxx", "-lmpi"}, {"-lmpich"}, {"-l:libmpi.so.40"}, {"/opt/mpich/lib/libmpich.a"},
+                                              {"/opt/intel/mpi/lib/libmpifort.so.12"}, {"libmpi_cxx.so"}}) {
+      Argv argv{"g++", "main.o", "-o", "app"};
+      argv.insert(argv.end(), with.begin(), with.end());
+      CAPTURE(with);
+      CHECK(linked_adapters(classify(argv), cc, defaults).back()->name == std::string("mpi"));
+    }
+    // Not MPI: other libraries whose names start alike, and a serial build's MPI stand-in.
+    for (const char* other : {"-lmpfr", "-lmpc", "/usr/lib/libmpfr.so.6", "libmpi_stubs.a", "-lmpi_stubs", "/x/libmpi.so.txt"}) {
+      CAPTURE(other);
+      CHECK(linked_adapters(classify({"gcc", "main.o", other}), cc, defaults).size() == 3);
+    }
+    CHECK(is_mpi_library("libmpi.so"));
+    CHECK(is_mpi_library("/usr/lib/libmpi.so.40.30.4"));
+    CHECK(is_mpi_library("libmpi++.so"));
+    CHECK_FALSE(is_mpi_library("mpi.so"));
+    CHECK_FALSE(is_mpi_library("libmpi.sox"));
+    // --mpp=none: the generated list tells the runtime not to warn about the MPI library it finds.
+    Options none;
+    none.mpp = Mpp::None;
+    CHECK(linked_adapters(cmake, cc, none).size() == 3);
+    CHECK(adapter_list_source(linked_adapters(cmake, cc, none), {}, true).find("const int prof_mpi_adapter_declined = 1;\n") !=
+          std::string::npos);
+    CHECK(adapter_list_source(linked_adapters(cmake, cc, defaults)).find("prof_mpi_adapter_declined") == std::string::npos);
+  }
+  SECTION("an MPI compiler wrapper that runs clang is driven like clang, MPI included") {
+    // What the wrappers say: Open MPI's --showme:command, MPICH's -show.
+    CHECK(compiler_in_show_output("clang++\n") == "clang++");
+    CHECK(compiler_in_show_output("\n  gcc -I/opt/mpich/include -L/opt/mpich/lib -lmpi\n") == "gcc");
+    CHECK(compiler_in_show_output("") == "");
+    Options o;
+    o.mpi_wrapped_compiler = "clang++";
+    const Plan compile = classify({"mpicxx", "-O2", "-c", "a.cpp"});
+    const Toolchain* tc = toolchain_for(compile, o);
+    CHECK(tc->name == std::string("mpicxx (clang++)"));
+    CHECK(tc->mpi);
+    CHECK_FALSE(tc->gcc);
+    CHECK(gcc_plugin_unusable(*tc, "", "/p.so", true) == "mpicxx (clang++) is not GCC");
+    const Argv cc = build_commands(compile, kLayout, o).back();
+    CHECK(contains(cc, "-finstrument-functions-after-inlining"));
+    CHECK_FALSE(contains(cc, "-finstrument-functions"));
+    const Plan link = classify({"mpicxx", "a.o", "-o", "app"});
+    const auto cmds = build_commands(link, kLayout, o, files);
+    REQUIRE(cmds.size() == 2);
+    for (const Argv& cmd : cmds) CHECK_FALSE(contains(cmd, "-fno-instrument-functions"));  // clang 14 rejects it
+    CHECK(contains(cmds.back(), "-lprof_mpi"));
+    CHECK(adapter_decisions(link, *tc, o).find("mpi (mpicxx (clang++) is an MPI compiler wrapper)") != std::string::npos);
+    // The same object for the same question; GCC underneath keeps the wrapper's own row.
+    CHECK(toolchain_for(link, o) == tc);
+    o.mpi_wrapped_compiler = "/usr/bin/g++-12";
+    CHECK(toolchain_for(link, o) == find_toolchain("mpicxx"));
+    o.mpi_wrapped_compiler = "icx";
+    CHECK(toolchain_for(classify({"mpicc", "-c", "a.c"}), o)->name == std::string("mpicc (icx)"));
+    CHECK(toolchain_for(classify({"gcc", "-c", "a.c"}), o) == find_toolchain("gcc"));
+  }
   SECTION("a compiler prof does not know is driven like GCC") {
     bool known = true;
     CHECK(toolchain_for("icx", &known)->language == Language::C);
@@ -883,11 +948,11 @@ TEST_CASE("CUDA programs get the CUDA adapter", "[prof-wrap][cuda]") {
   SECTION("--verbose says which adapters are linked and why") {
     const Toolchain& gxx = *find_toolchain("g++");
     CHECK(adapter_decisions(classify({"g++", "a.o"}), gxx, Options{}) ==
-          "compiler, user, pthread; not linked: mpi (no MPI compiler wrapper, no -lmpi), cuda (no nvcc, .cu input, -lcudart or -lcuda)");
+          "compiler, user, pthread; not linked: mpi (no MPI compiler wrapper or MPI library on the link line), cuda (no nvcc, .cu input, -lcudart or -lcuda)");
     CHECK(adapter_decisions(classify({"mpicxx", "a.o", "-lcudart"}), *find_toolchain("mpicxx"), Options{}) ==
           "compiler, user, pthread, mpi (mpicxx is an MPI compiler wrapper), cuda (the link has -lcudart)");
     CHECK(adapter_decisions(classify({"nvcc", "k.cu"}), *find_toolchain("nvcc"), Options{}) ==
-          "compiler, user, pthread, cuda (the compiler is nvcc); not linked: mpi (no MPI compiler wrapper, no -lmpi)");
+          "compiler, user, pthread, cuda (the compiler is nvcc); not linked: mpi (no MPI compiler wrapper or MPI library on the link line)");
     CHECK(adapter_decisions(classify({"g++", "m.o", "k.cu"}), gxx, Options{}).find("cuda (k.cu is CUDA source)") != std::string::npos);
     Options o;
     o.nocompiler = true;
