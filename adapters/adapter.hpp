@@ -22,4 +22,8 @@ namespace prof::adapters {
 /// The adapters this program was linked with, nullptr-terminated. Programs linked without the
 /// generated list (LD_PRELOAD) get all adapters of libprof.
 const prof_adapter* const* linked();
+/// The warning for a program that has an MPI library loaded (PMPI_Init resolves) but no MPI
+/// adapter in its list and no --mpp=none, on rank 0 only (as the launcher's variables say), or
+/// nullptr. Calls dlsym: at init, not from a hook.
+const char* missing_mpi_adapter();
 }  // namespace prof::adapters

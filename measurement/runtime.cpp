@@ -561,6 +561,7 @@ void init() {
     if ((*a)->init && (*a)->init() != 0) log::warning("adapter '%s' failed to initialise; its events are missing", (*a)->name);
     log::info(1, "adapter: %s", (*a)->name);
   }
+  if (const char* w = adapters::missing_mpi_adapter()) log::warning("%s", w);
   // Sampling: parsed (a bad value is fatal here), sources probed, handler installed; every
   // thread's location then opens its sources.
   sampling::init();
