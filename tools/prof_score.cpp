@@ -722,6 +722,24 @@ void print_gpu(const Score& s) {
   }
 }
 
+/// A hint when most of the time is exclusive to one compiler-instrumented region entered at most
+/// once per location (typically main): the profile cannot say why no callee holds that time, but
+/// one common cause is that the callees are declared inline and so, with the GCC plugin, have no
+/// hooks (issue 14, item 7). Nothing when no region holds half the time.
+void print_exclusive_hint(const Score& s) {
+  const Row* top = nullptr;
+  for (const Row& r : s.rows)
+    if (r.filterable && (!top || r.time > top->time)) top = &r;
+  if (!top || s.total_time <= 0 || top->time < 0.5 * s.total_time || top->visits > static_cast<double>(s.profile.locations.size()))
+    return;
+  const std::string& name = s.profile.regions[top->region].name;
+  std::printf("\n(hint: %.1f %% of the time is exclusive to %s, entered once per location. If that time is spent in\n"
+              " functions declared inline: prof's GCC plugin (prof-wrap's default) gives them no hooks, so their time\n"
+              " counts as %s's; to measure them, name them in an INCLUDE rule of a filter file given to\n"
+              " prof-wrap --instrument-filter=FILE, and rebuild)\n",
+              100.0 * top->time / s.total_time, name.c_str(), name.c_str());
+}
+
 void print_text(const Options& o, const Score& s, bool have_filter) {
   const Totals all = sum(s, [](const Row&) { return true; });
   const Estimate e = estimate(s, all, o.page_size);
@@ -768,6 +786,7 @@ void print_text(const Options& o, const Score& s, bool have_filter) {
                  region_name(s, *r, o.mangled));
   }
   if (s.gpu_streams > 0) print_gpu(s);
+  print_exclusive_hint(s);
 }
 
 std::string json_string(const std::string& in) {

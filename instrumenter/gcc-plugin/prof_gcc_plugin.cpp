@@ -5,7 +5,10 @@
 // declared inline (inline, in-class member functions, constexpr), compiler-generated ones,
 // those with __attribute__((no_instrument_function)), nvcc's host stubs and prof's own, and
 // those a compile-time filter (-fplugin-arg-prof_gcc_plugin-filter=FILE) excludes. Small
-// inline functions thus never call a hook, even where they are not inlined.
+// inline functions thus never call a hook, even where they are not inlined. A function declared
+// inline that the filter names in an INCLUDE rule (not the bare "*": Filter::explicitly_included)
+// is instrumented like any other: the hooks go in before inlining, so each inlined copy keeps
+// its enter and exit calls and every call counts.
 //
 // At PLUGIN_PRE_GENERICIZE each chosen function gets a static descriptor (struct
 // prof_plugin_region, adapters/compiler/plugin_region.h: names, file, lines, address, a
@@ -124,9 +127,10 @@ bool nvcc_generated(tree fn) {
                                  walk_tree_without_duplicates(&DECL_SAVED_TREE(fn), calls_function_named, wrapper_stub));
 }
 
-/// Functions that are never instrumented, whatever the filter says.
+/// Functions that are never instrumented, whatever the filter says (those declared inline only
+/// when the filter includes them explicitly: see instrument()).
 bool never(tree fn, const char* mangled) {
-  if (DECL_DECLARED_INLINE_P(fn) || DECL_ARTIFICIAL(fn)) return true;
+  if (DECL_ARTIFICIAL(fn)) return true;
   // A constructor's or destructor's clones (C1/C2, D0/D1/D2) get the body of the abstract
   // function (C4/D4) with its hooks already in it: wrapping them again would count twice.
   if (DECL_ABSTRACT_ORIGIN(fn) != NULL_TREE) return true;
@@ -155,7 +159,10 @@ void instrument(void* gcc_data, void*) {
   if (never(fn, mangled)) return;
   const std::string name = demangled(mangled);
   const std::string file = absolute(DECL_SOURCE_FILE(fn));
-  if (g.has_filter && g.filter.excluded(name, name == mangled ? "" : mangled, file)) {
+  const char* mangled_or_none = name == mangled ? "" : mangled;
+  const bool declared_inline = DECL_DECLARED_INLINE_P(fn);
+  if (declared_inline && !(g.has_filter && g.filter.explicitly_included(name, mangled_or_none, file))) return;
+  if (g.has_filter && g.filter.excluded(name, mangled_or_none, file)) {
     if (g.verbose) inform(DECL_SOURCE_LOCATION(fn), "prof: %s filtered out at compile time", name.c_str());
     return;
   }
@@ -173,10 +180,12 @@ void instrument(void* gcc_data, void*) {
   CONSTRUCTOR_APPEND_ELT(init, g.f_mangled, string_literal(mangled));
   CONSTRUCTOR_APPEND_ELT(init, g.f_file, string_literal(file));
   // The address of an abstract constructor or destructor is no symbol (only its clones are):
-  // none then.
+  // none then. Nor for a function declared inline: taking its address would make GCC emit an
+  // out-of-line copy that the program does not otherwise need.
   const bool cdtor = DECL_CXX_CONSTRUCTOR_P(fn) || DECL_CXX_DESTRUCTOR_P(fn);
   CONSTRUCTOR_APPEND_ELT(init, g.f_fn,
-                         cdtor ? build_int_cst(ptr_type_node, 0) : build1(NOP_EXPR, ptr_type_node, build_fold_addr_expr(fn)));
+                         cdtor || declared_inline ? build_int_cst(ptr_type_node, 0)
+                                                  : build1(NOP_EXPR, ptr_type_node, build_fold_addr_expr(fn)));
 
   // A file-scope static with a name no C or C++ identifier can have, derived from the function's
   // (unique) assembler name: a counter would restart after a precompiled header is loaded.
@@ -197,7 +206,8 @@ void instrument(void* gcc_data, void*) {
   append_to_statement_list(build2(TRY_FINALLY_EXPR, void_type_node, DECL_SAVED_TREE(fn), build_call_expr(g.exit_fn, 1, desc)),
                            &body);
   DECL_SAVED_TREE(fn) = body;
-  if (g.verbose) inform(DECL_SOURCE_LOCATION(fn), "prof: instrumented %s", name.c_str());
+  if (g.verbose)
+    inform(DECL_SOURCE_LOCATION(fn), "prof: instrumented %s%s", name.c_str(), declared_inline ? " (declared inline; the filter includes it)" : "");
 }
 
 }  // namespace
