@@ -415,6 +415,13 @@ int adapter_init() {
   *g_comms, *g_requests, *g_clock_needed, *g_mpp;  // built here, once (immortal.hpp)
   for (auto& r : g_regions) r.store(kUndefined, std::memory_order_relaxed);
   g_groups = api::values().mpi_enable_groups;
+  // Threads the MPI library starts for itself (Open MPI's progress thread in libopen-pal, PMIx's
+  // in libpmix, UCX's async thread, ...) get no location and no create/begin/end events; one that
+  // runs measured code gets its location at its first event, as any thread prof did not see start.
+  for (const char* lib : {"libmpi.so", "libmpi_", "libopen-pal.so", "libopen-rte.so", "libpmix.so", "mca_",
+                          "libucs.so", "libucp.so", "libuct.so", "libfabric.so", "libpsm", "libhwloc.so",
+                          "libevent", "libmpich", "libmpl.so", "libhcoll", "libibverbs.so", "librdmacm.so"})
+    api::ignore_threads_of(lib);
   // The experiment directory and the archive wait for MPI_Init (rank 0 chooses the directory).
   api::defer_ready();
   return 0;

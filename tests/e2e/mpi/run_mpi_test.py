@@ -52,6 +52,9 @@ def main():
     ap.add_argument("--shared-tools", default="", help="directory of otf2_check.py ('' = that check is not run)")
     ap.add_argument("--flags", default="", help="extra compiler flags, blank-separated")
     ap.add_argument("--metrics", action="store_true", help="record metrics and check them (g)")
+    ap.add_argument("--locations-per-rank", type=int, default=0,
+                    help="exactly this many CPU locations per rank (0 = not checked): threads that the MPI "
+                         "library starts for itself (progress, PMIx) must not become locations")
     a = ap.parse_args()
     name = a.name
     failures = []
@@ -186,6 +189,13 @@ def main():
             ranks = set(group_rank.values())
             if ranks != set(range(a.np)):
                 failures.append("the trace has location groups of ranks %s, the run had ranks 0..%d" % (sorted(ranks), a.np - 1))
+            if a.locations_per_rank:
+                per_rank = collections.Counter(group_rank.values())
+                for r in range(a.np):
+                    if per_rank[r] != a.locations_per_rank:
+                        failures.append("rank %d has %d locations (%s), expected %d: the program starts no threads"
+                                        % (r, per_rank[r], ", ".join(sorted(l.name for l in locs if group_rank.get(l._ref) == r)),
+                                           a.locations_per_rank))
             if len(locs) < a.np:
                 failures.append("the trace has %d locations, fewer than the %d ranks" % (len(locs), a.np))
             for r in range(a.np):
