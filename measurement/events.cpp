@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 #include "measurement/log.hpp"
 #include "measurement/metrics/metrics.hpp"
@@ -137,6 +138,27 @@ ProfileNode* new_node(Location* loc, RegionId region) {
     }
   }
   return arena_node(loc, parent, region);
+}
+
+void count_too_deep(Location* loc) {
+  const ProfileNode* node = loc->current_node;
+  // The spare PROFILE MEMORY FULL node stands for a different call path each time and is not
+  // in the profile: its visits and time belong to its parent.
+  const bool spare = node == &loc->full.spare;
+  if (spare) node = node->parent;
+  int saved = errno;
+  try {
+    if (!loc->too_deep) loc->too_deep = new std::unordered_map<const ProfileNode*, std::uint64_t>;
+    std::uint64_t* count = &(*loc->too_deep)[node];
+    ++*count;
+    if (!spare) {
+      loc->too_deep_node = node;
+      loc->too_deep_count = count;
+    }
+  } catch (...) {
+    // No memory: the visit stays in profile_too_deep only (no exception crosses a hook).
+  }
+  errno = saved;
 }
 
 ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region) {

@@ -41,6 +41,9 @@ PROF_COLD ProfileNode* new_node(Location* loc, RegionId region);
 /// time 0), outside the shadow stack: GPU activities, sampled frames. nullptr when the pool has
 /// no memory left. Only the location's owner, or anyone once it stopped recording.
 PROF_COLD ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region);
+/// A visit below PROF_PROFILING_MAX_CALLPATH_DEPTH: counted for loc->current_node (the call
+/// path at the cutoff) in loc->too_deep, which it makes on first use (allocates; errno kept).
+PROF_COLD void count_too_deep(Location* loc);
 /// With metrics (loc->metric_count): reads them into the innermost frame's row and writes the
 /// Enter record with the values in its payload slots (tracing).
 /// False when the Enter record was lost for lack of memory.
@@ -99,7 +102,10 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void enter(Location* loc, RegionId 
           ++loc->profile_depth;
         }
       } else {
-        ++loc->profile_too_deep;  // folded into the ancestor at the cutoff: its time is inside
+        // Folded into the ancestor at the cutoff: its time is inside, its visit counted there.
+        ++loc->profile_too_deep;
+        if (PROF_LIKELY(loc->current_node == loc->too_deep_node)) ++*loc->too_deep_count;
+        else detail::count_too_deep(loc);
       }
     }
   }

@@ -126,6 +126,12 @@ struct Location {
   std::uint64_t flushes = 0;
   std::uint64_t profile_folded = 0;     ///< visits to call paths not created for lack of memory
   std::uint64_t profile_too_deep = 0;   ///< visits below PROF_PROFILING_MAX_CALLPATH_DEPTH, folded
+  /// The same visits per call path at the cutoff (the profile's folded_visits), made on the
+  /// first one; owner thread. too_deep_node/too_deep_count: the last such call path and its
+  /// entry (map entries never move), so a run of folded visits below one path costs no lookup.
+  std::unordered_map<const ProfileNode*, std::uint64_t>* too_deep = nullptr;
+  const ProfileNode* too_deep_node = nullptr;
+  std::uint64_t* too_deep_count = nullptr;
 
   // Sampling (measurement/sampling): the thread's interrupt sources, the instrumented stack
   // replayed from its records when samples are resolved, and counts of its signal handler.

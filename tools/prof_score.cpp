@@ -39,6 +39,9 @@ const char kUsage[] =
     "API calls are CUDA); a profile with GPU streams also gets a \"GPU activities\" table like\n"
     "nvprof's (time share, total, calls, avg/min/max per kernel or copy, and bytes and\n"
     "throughput per copy direction), in --json as gpu_activities and gpu_transfers.\n"
+    "Calls below PROF_PROFILING_MAX_CALLPATH_DEPTH, which the profile folds into the call\n"
+    "path at that depth (its folded_visits), are in a trace: they count as visits of the\n"
+    "region at the cutoff (in --json also as folded_visits).\n"
     "\n"
     "options:\n"
     "  -r              also one row per region\n"
@@ -217,7 +220,8 @@ struct Row {
   Group group = Group::USR;
   bool filterable = false;       // compiler-instrumented: the run-time filter applies
   bool filtered = false;         // excluded by -f
-  double visits = 0;
+  double visits = 0;             // the profile's visits and the visits folded below the region's call paths
+  double folded = 0;             // of these, visits folded below PROF_PROFILING_MAX_CALLPATH_DEPTH
   double time = 0;               // exclusive seconds, all locations
   double metric = 0;             // --metric: exclusive, all locations
   double otf2_bytes = 0;         // all processes
@@ -259,7 +263,22 @@ struct Score {
   bool have_bytes_copied = false;
   const cube4::ReadMetric* metric = nullptr;  // --metric
   unsigned metrics_per_event = 0;             // -c
+  // Visits below PROF_PROFILING_MAX_CALLPATH_DEPTH (the profile's folded_visits): not in the
+  // profile's visits, but a trace has an Enter and a Leave for each. Counted as visits of the
+  // region at the cutoff, whose exclusive time holds their time.
+  double folded = 0;
+  std::size_t folded_depth_min = 0, folded_depth_max = 0;  // depth of the cutoff call paths (root 0)
 };
+
+/// Bytes of one Enter and one Leave of region `id` in OTF2 and in memory, with `metrics` values each.
+void enter_leave_bytes(std::uint32_t id, unsigned metrics, double* otf2, double* raw) {
+  *otf2 = 2.0 * (kOtf2Timestamp + 1 + compressed_bytes(id));
+  *raw = 2.0 * kRawRecord;
+  if (metrics) {
+    *otf2 += 2.0 * (kOtf2MetricHeader + kOtf2MetricValue * metrics);
+    *raw += 2.0 * kRawMetricSlot * ((metrics + 1) / 2);
+  }
+}
 
 /// bytes per visit of `region` in OTF2 and in memory.
 void bytes_per_visit(const cube4::Region& r, std::uint32_t id, unsigned metrics, double* otf2, double* raw) {
@@ -268,8 +287,7 @@ void bytes_per_visit(const cube4::Region& r, std::uint32_t id, unsigned metrics,
     *otf2 = *raw = 0;
     return;
   }
-  *otf2 = 2.0 * (kOtf2Timestamp + 1 + compressed_bytes(id));
-  *raw = 2.0 * kRawRecord;
+  enter_leave_bytes(id, metrics, otf2, raw);
   if (g == Group::PTHREAD) {
     const ThreadEvents n = thread_events_per_visit(r.name);
     *otf2 += n.thread * kOtf2ThreadEvent + n.lock * kOtf2LockEvent;
@@ -279,10 +297,6 @@ void bytes_per_visit(const cube4::Region& r, std::uint32_t id, unsigned metrics,
     const MpiEvents m = mpi_events_per_visit(r.name);
     *otf2 += m.otf2;
     *raw += m.raw;
-  }
-  if (metrics) {
-    *otf2 += 2.0 * (kOtf2MetricHeader + kOtf2MetricValue * metrics);
-    *raw += 2.0 * kRawMetricSlot * ((metrics + 1) / 2);
   }
 }
 
@@ -317,6 +331,7 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
   const std::vector<double>* bytes_copied = values_of(p, "bytes_copied");
   const std::vector<double>* min_time = values_of(p, "min_time");
   const std::vector<double>* max_time = values_of(p, "max_time");
+  const std::vector<double>* folded = values_of(p, "folded_visits");
   s->have_bytes_copied = bytes_copied != nullptr;
   std::vector<double> metric(nc * nl, 0.0);
   if (s->metric) metric = p.exclusive(*s->metric);
@@ -354,6 +369,12 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
       if (gpu_location[l] && visits_m->values[c * nl + l] > 0) gpu_region[r] = 1;
   }
 
+  // Depth of each call path (the root's is 0; a parent comes before its children): the folded
+  // visits sit at PROF_PROFILING_MAX_CALLPATH_DEPTH.
+  std::vector<std::size_t> depth(nc, 0);
+  for (std::size_t c = 0; c < nc; ++c)
+    if (p.cnodes[c].parent >= 0) depth[c] = depth[static_cast<std::size_t>(p.cnodes[c].parent)] + 1;
+
   // COM: user regions with a call path that leads to a region of another paradigm.
   std::vector<char> leads_to_paradigm(nc, 0);
   for (std::size_t c = 0; c < nc; ++c) {
@@ -387,8 +408,12 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
     // A region that runs on GPU streams is a row of its own only where it also has host data.
     if (!gpu_region[r]) occurs[r] = 1;
     if (row.group == Group::USR && leads_to_paradigm[c]) row.group = Group::COM;
-    double otf2 = 0, raw = 0, gpu_otf2 = 0, gpu_raw = 0;
+    double otf2 = 0, raw = 0, gpu_otf2 = 0, gpu_raw = 0, folded_otf2 = 0, folded_raw = 0;
     bytes_per_visit(p.regions[r], r, o.metrics, &otf2, &raw);
+    // The folded callees' regions are not known: their Enter and Leave are sized as the cutoff
+    // region's (exact for a function recursing into itself; a region reference differs by a
+    // byte at most otherwise).
+    enter_leave_bytes(r, o.metrics, &folded_otf2, &folded_raw);
     if (gpu_region[r]) gpu_bytes_per_visit(p.regions[r], r, -1, &gpu_otf2, &gpu_raw);
     for (std::size_t l = 0; l < nl; ++l) {
       const std::size_t i = c * nl + l;
@@ -413,12 +438,19 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
         if (v > 0 && max_time) a.max = std::max(a.max, (*max_time)[i]);
         continue;
       }
-      if (v > 0 || time_incl[i] != 0) occurs[r] = 1;
-      row.visits += v;
+      const double f = folded ? (*folded)[i] : 0.0;
+      if (v > 0 || f > 0 || time_incl[i] != 0) occurs[r] = 1;
+      row.visits += v + f;
+      row.folded += f;
       row.time += excl[i];
       row.metric += metric[i];
-      row.otf2_per_process[g] += v * otf2;
-      row.raw_per_process[g] += v * raw;
+      row.otf2_per_process[g] += v * otf2 + f * folded_otf2;
+      row.raw_per_process[g] += v * raw + f * folded_raw;
+      if (f > 0) {
+        s->folded_depth_min = s->folded > 0 ? std::min(s->folded_depth_min, depth[c]) : depth[c];
+        s->folded_depth_max = s->folded > 0 ? std::max(s->folded_depth_max, depth[c]) : depth[c];
+        s->folded += f;
+      }
     }
   }
   for (std::uint32_t r = 0; r < nr; ++r) {
@@ -451,7 +483,7 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
 // ---------------------------------------------------------------------------------------------
 
 struct Totals {
-  double visits = 0, time = 0, otf2_bytes = 0, max_buf = 0, metric = 0;
+  double visits = 0, folded = 0, time = 0, otf2_bytes = 0, max_buf = 0, metric = 0;
   std::vector<double> otf2_per_process, raw_per_process;
   bool any = false, all_filtered = true, some_filtered = false;
 };
@@ -469,6 +501,7 @@ Totals sum(const Score& s, Pred take) {
     t.all_filtered &= r.filtered;
     t.some_filtered |= r.filtered;
     t.visits += r.visits;
+    t.folded += r.folded;
     t.time += r.time;
     t.metric += r.metric;
     t.otf2_bytes += r.otf2_bytes;
@@ -487,6 +520,7 @@ Totals of(const Row& r) {
   t.any = true;
   t.all_filtered = t.some_filtered = r.filtered;
   t.visits = r.visits;
+  t.folded = r.folded;
   t.time = r.time;
   t.metric = r.metric;
   t.otf2_bytes = r.otf2_bytes;
@@ -507,20 +541,21 @@ Estimate estimate(const Score& s, const Totals& t, std::uint64_t page_size) {
   Estimate e;
   e.trace_bytes = t.otf2_bytes;
   e.max_buf = t.max_buf;
-  double need = 0;
+  double need = -1;
   for (std::size_t g = 0; g < t.raw_per_process.size(); ++g) {
-    // Raw records, plus per location a partly used trace chunk and a partly used profile
-    // chunk, plus the profile's call paths (64 bytes each, and 64 more per 8 metric values they
-    // sum with -c) and the chunks it rounds up to.
+    // Raw records (the folded visits' included), the profile's call paths (64 bytes each, and
+    // 64 more per 8 metric values they sum with -c) and per location the chunks that are partly
+    // used or kept back: the runtime's flush warning uses the same model (budget.hpp).
     const double locs = s.locations_per_process[g];
     const double node = 64.0 * (1 + (s.metrics_per_event + 7) / 8);
-    const double n = t.raw_per_process[g] + 3 * locs * static_cast<double>(page_size) + node * s.nodes_per_process[g];
+    const double n = prof::budget::event_memory_without_flush(t.raw_per_process[g], node * s.nodes_per_process[g], locs, page_size);
     if (n > need) {
       need = n;
       e.max_raw = t.raw_per_process[g];
+      e.total_memory = prof::budget::total_without_flush(t.raw_per_process[g], node * s.nodes_per_process[g], locs, page_size);
     }
   }
-  e.total_memory = prof::budget::total_for_event_pool(need, true, page_size);
+  if (need < 0) e.total_memory = prof::budget::total_for_event_pool(0, true, page_size);
   return e;
 }
 
@@ -722,6 +757,14 @@ void print_gpu(const Score& s) {
   }
 }
 
+/// The one line that says how the folded visits are counted.
+std::string folded_text(const Score& s) {
+  std::string depth = std::to_string(s.folded_depth_min);
+  if (s.folded_depth_max != s.folded_depth_min) depth += ".." + std::to_string(s.folded_depth_max);
+  return grouped(s.folded) + " visits folded below PROF_PROFILING_MAX_CALLPATH_DEPTH=" + depth +
+         " are counted in the estimates (as visits of the region at the cutoff)";
+}
+
 /// A hint when most of the time is exclusive to one compiler-instrumented region entered at most
 /// once per location (typically main): the profile cannot say why no callee holds that time, but
 /// one common cause is that the callees are declared inline and so, with the GCC plugin, have no
@@ -757,6 +800,7 @@ void print_text(const Options& o, const Score& s, bool have_filter) {
     print_estimate(f, " after filtering");
     suggested = f.total_memory;
   }
+  if (s.folded > 0) std::printf("%s\n", folded_text(s).c_str());
   std::printf("(hint: when tracing, set PROF_TOTAL_MEMORY=%s to avoid flushes during the run,\n"
               " or reduce the requirements with a filter file: prof-score -g writes one)\n\n",
               memory_text(suggested).c_str());
@@ -825,6 +869,7 @@ std::string json_row(const char* type, const std::string& name, const Totals& t,
                     ", \"time\": " + json_number(t.time) + ", \"time_percent\": " + json_number(total > 0 ? 100.0 * t.time / total : 0) +
                     ", \"time_per_visit_us\": " + (t.visits > 0 ? json_number(1e6 * t.time / t.visits) : std::string("null"));
   if (metric) out += ", \"metric\": " + json_number(t.metric);
+  if (t.folded > 0) out += ", \"folded_visits\": " + json_number(t.folded);  // in visits too
   if (*flt) out += ", \"filtered\": " + json_string(flt);
   return out + "}";
 }
@@ -835,7 +880,10 @@ void print_json(const Options& o, const Score& s, bool have_filter) {
                     ",\n  \"locations\": " + std::to_string(s.profile.locations.size()) +
                     ",\n  \"processes\": " + std::to_string(s.locations_per_process.size()) +
                     ",\n  \"total_time\": " + json_number(s.total_time) +
-                    ",\n  \"estimate\": " + json_estimate(estimate(s, all, o.page_size));
+                    ",\n  \"estimate\": " + json_estimate(estimate(s, all, o.page_size)) +
+                    ",\n  \"folded_visits\": " + json_number(s.folded) + ",\n  \"folded_depth\": " +
+                    (s.folded > 0 ? json_number(static_cast<double>(s.folded_depth_min)) : std::string("null"));
+  if (s.folded > 0) out += ",\n  \"folded_note\": " + json_string(folded_text(s));
   if (s.metric)
     out += ",\n  \"metric\": {\"name\": " + json_string(s.metric->disp_name) + ", \"uniq_name\": " + json_string(s.metric->uniq_name) +
            ", \"unit\": " + json_string(s.metric->uom) + "}";
@@ -1175,7 +1223,7 @@ int run(int argc, char** argv) {
   Score s;
   s.metrics_per_event = o.metrics;
   std::string err;
-  std::vector<std::string> metrics = {"visits", "time", "bytes_copied"};  // all prof-score reads
+  std::vector<std::string> metrics = {"visits", "time", "bytes_copied", "folded_visits"};  // all prof-score reads
   // --metric: by its unique name, which the writer made of the name (other characters than
   // [A-Za-z0-9:_=] become '_').
   std::string metric_uniq = o.metric;

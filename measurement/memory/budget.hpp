@@ -37,4 +37,21 @@ inline std::uint64_t total_for_event_pool(double need, bool tracing, std::uint64
   }
 }
 
+/// The event memory a traced run needs to keep every record until its end, i.e. to run without
+/// a flush: all raw trace records (16 bytes each plus their payload slots), the profile's pool
+/// memory, and per location three chunks: its partly used last trace chunk, its partly used
+/// profile slab, and the free chunk the pool keeps back for each tracing location when a profile
+/// asks for more (runtime.cpp, profile_chunk). No further margin: prof-score's estimate, made
+/// with this, is the smallest PROF_TOTAL_MEMORY that does not flush in the tests.
+inline double event_memory_without_flush(double raw_record_bytes, double profile_bytes, double locations, std::uint64_t page) {
+  return raw_record_bytes + profile_bytes + 3.0 * locations * static_cast<double>(page);
+}
+
+/// The PROF_TOTAL_MEMORY to suggest for a traced run without flushes: prof-score (from a
+/// profile's visits and call paths) and the runtime's end-of-run flush warning (from what the
+/// run recorded: its raw bytes, the profile's pool bytes, its locations) both use this.
+inline std::uint64_t total_without_flush(double raw_record_bytes, double profile_bytes, double locations, std::uint64_t page) {
+  return total_for_event_pool(event_memory_without_flush(raw_record_bytes, profile_bytes, locations, page), true, page);
+}
+
 }  // namespace prof::budget

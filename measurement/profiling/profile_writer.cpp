@@ -130,6 +130,28 @@ void add_metrics(const std::vector<const Location*>& locs, const std::unordered_
   }
 }
 
+using NodeCounts = std::unordered_map<const ProfileNode*, std::uint64_t>;
+
+/// Appends `em` with the per-call-path counts that the locations keep in their map `counts`
+/// (exclusive values), when any location has some. True when it did.
+bool add_counts(const std::vector<const Location*>& locs, const std::unordered_map<const ProfileNode*, std::uint32_t>& of,
+                NodeCounts* Location::*counts, cube4::ExtraMetric em, cube4::Profile* p) {
+  bool any = false;
+  for (const Location* l : locs) any = any || (l->*counts && !(l->*counts)->empty());
+  if (!any) return false;
+  const std::size_t nl = locs.size();
+  em.values.assign(p->cnodes.size() * nl, 0);
+  for (std::size_t li = 0; li < nl; ++li) {
+    if (!(locs[li]->*counts)) continue;
+    for (const auto& [node, v] : *(locs[li]->*counts)) {
+      auto it = of.find(node);
+      if (it != of.end()) em.values[static_cast<std::size_t>(it->second) * nl + li] += v;
+    }
+  }
+  p->extra_metrics.push_back(std::move(em));
+  return true;
+}
+
 }  // namespace
 
 bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4::Profile* out, std::string* error) {
@@ -242,52 +264,22 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
   }
   // Samples (PROF_SAMPLING_EVENTS): hits per call path, the sampled frames below the instrumented
   // path included.
-  bool any_hits = false;
-  for (const Location* l : locs) any_hits = any_hits || (l->hits && !l->hits->empty());
-  if (any_hits) {
-    cube4::ExtraMetric hits{"hits", "Hits", "occ", "", "Samples that interrupted the thread in this call path (sampling)", {}};
-    hits.values.assign(n * nl, 0);
-    for (std::size_t li = 0; li < nl; ++li) {
-      if (!locs[li]->hits) continue;
-      for (const auto& [node, h] : *locs[li]->hits) {
-        auto it = m.of.find(node);
-        if (it != m.of.end()) hits.values[static_cast<std::size_t>(it->second) * nl + li] += h;
-      }
-    }
-    p.extra_metrics.push_back(std::move(hits));
-    bool any_time = false;
-    for (const Location* l : locs) any_time = any_time || (l->sampled_ns && !l->sampled_ns->empty());
-    if (any_time) {
-      cube4::ExtraMetric est{"sampled_time", "Sampled CPU time", "nsec", "",
-                             "CPU time estimated from the samples of time-based sources (hits x period, ns)", {}};
-      est.values.assign(n * nl, 0);
-      for (std::size_t li = 0; li < nl; ++li) {
-        if (!locs[li]->sampled_ns) continue;
-        for (const auto& [node, v] : *locs[li]->sampled_ns) {
-          auto it = m.of.find(node);
-          if (it != m.of.end()) est.values[static_cast<std::size_t>(it->second) * nl + li] += v;
-        }
-      }
-      p.extra_metrics.push_back(std::move(est));
-    }
-  }
+  if (add_counts(locs, m.of, &Location::hits,
+                 {"hits", "Hits", "occ", "", "Samples that interrupted the thread in this call path (sampling)", {}}, &p))
+    add_counts(locs, m.of, &Location::sampled_ns,
+               {"sampled_time", "Sampled CPU time", "nsec", "", "CPU time estimated from the samples of time-based sources (hits x period, ns)", {}},
+               &p);
   add_metrics(locs, m.of, n, &p);
   // GPU copies and memsets (CUDA), on the stream columns.
-  bool any_copied = false;
-  for (const Location* l : locs) any_copied = any_copied || (l->gpu_bytes && !l->gpu_bytes->empty());
-  if (any_copied) {
-    cube4::ExtraMetric copied{"bytes_copied", "Bytes copied", "bytes", "",
-                              "Bytes moved by GPU memory copies and set by memsets (CUDA), on the GPU streams", {}};
-    copied.values.assign(n * nl, 0);
-    for (std::size_t li = 0; li < nl; ++li) {
-      if (!locs[li]->gpu_bytes) continue;
-      for (const auto& [node, b] : *locs[li]->gpu_bytes) {
-        auto it = m.of.find(node);
-        if (it != m.of.end()) copied.values[static_cast<std::size_t>(it->second) * nl + li] += b;
-      }
-    }
-    p.extra_metrics.push_back(std::move(copied));
-  }
+  add_counts(locs, m.of, &Location::gpu_bytes,
+             {"bytes_copied", "Bytes copied", "bytes", "", "Bytes moved by GPU memory copies and set by memsets (CUDA), on the GPU streams", {}},
+             &p);
+  // Visits below PROF_PROFILING_MAX_CALLPATH_DEPTH, per call path at the cutoff: not in its
+  // visits (its time holds theirs), but each is an Enter and a Leave in a trace (prof-score).
+  add_counts(locs, m.of, &Location::too_deep,
+             {"folded_visits", "Folded visits", "occ", "",
+              "Visits below PROF_PROFILING_MAX_CALLPATH_DEPTH folded into this call path (not in its visits; its time includes theirs)", {}},
+             &p);
   return true;
 }
 

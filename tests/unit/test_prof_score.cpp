@@ -527,3 +527,56 @@ TEST_CASE("prof-score: a profile without GPU streams has no GPU group or view", 
   CHECK(h.rc == 0);
   CHECK(h.out.find("\"GPU activities\" table like\nnvprof's") != std::string::npos);
 }
+
+// Calls below PROF_PROFILING_MAX_CALLPATH_DEPTH: the profile folds them into the call path at
+// the cutoff (folded_visits, not in its visits); a trace has their Enter and Leave. Here
+// compute/tiny (depth 3) on the master thread has 500,000 of them: they count as visits of tiny,
+// 24 bytes each like tiny's own, and 32 raw bytes each in the memory estimate.
+TEST_CASE("prof-score: visits folded below the depth limit count in the estimates", "[prof_score]") {
+  Dir d;
+  cube4::Profile p = known_profile();
+  cube4::ExtraMetric folded{"folded_visits", "Folded visits", "occ", "", "", {}};
+  folded.values.assign(p.visits.size(), 0);
+  folded.values[3 * 2 + 0] = 500000;
+  p.extra_metrics.push_back(folded);
+  std::string err;
+  REQUIRE(cube4::write(d.file("profile.cubex"), p, &err));
+  const auto r = score(d, "-r " + d.path);
+  INFO(r.out << r.err);
+  REQUIRE(r.rc == 0);
+  const std::string& o = r.out;
+  // 24,005,253 + 24 × 500,000 bytes.
+  CHECK(o.find("Estimated aggregate size of event trace:                   36.01 MB\n") != std::string::npos);
+  // Raw: 32 × 1,500,216 + 128 + 393,216 + 512 = 48,400,768 bytes: 62M (61M leaves 48,234,906).
+  CHECK(o.find("Estimated memory requirements (PROF_TOTAL_MEMORY):         62M\n") != std::string::npos);
+  CHECK(o.find("\n500,000 visits folded below PROF_PROFILING_MAX_CALLPATH_DEPTH=3 are counted in the estimates "
+               "(as visits of the region at the cutoff)\n") != std::string::npos);
+  CHECK(o.find("        ALL       36,005,253      1,500,218   14.000000   100.0           9.33  ALL\n") != std::string::npos);
+  CHECK(o.find("        USR       36,000,000      1,500,000    1.000000     7.1           0.67  tiny\n") != std::string::npos);
+
+  const auto j = score(d, "--json " + d.path);
+  INFO(j.out);
+  REQUIRE(j.rc == 0);
+  CHECK(j.out.find("\"folded_visits\": 500000,\n  \"folded_depth\": 3,\n  \"folded_note\": \"500,000 visits folded below "
+                   "PROF_PROFILING_MAX_CALLPATH_DEPTH=3 are counted in the estimates (as visits of the region at the cutoff)\"") !=
+        std::string::npos);
+  CHECK(j.out.find("\"total_memory_text\": \"62M\"") != std::string::npos);
+  CHECK(j.out.find("\"name\": \"tiny\", \"max_buf\": 36000000, \"trace_bytes\": 36000000, \"visits\": 1500000, \"time\": 1, "
+                   "\"time_percent\": 7.14285714, \"time_per_visit_us\": 0.666666667, \"folded_visits\": 500000,") != std::string::npos);
+
+  // A filter that removes the region at the cutoff removes its folded visits with it.
+  {
+    std::ofstream f(d.file("f.filter"));
+    f << "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE tiny\nSCOREP_REGION_NAMES_END\n";
+  }
+  const auto flt = score(d, "-f " + d.file("f.filter") + " " + d.path);
+  CHECK(flt.out.find("  +     FLT       36,000,000      1,500,000    1.000000     7.1           0.67  FLT\n") != std::string::npos);
+
+  // Without the metric (an older profile, or Score-P's): no line, no JSON fields.
+  Dir plain;
+  written(plain);
+  const auto q = score(plain, "--json " + plain.path);
+  CHECK(q.out.find("\"folded_visits\": 0,\n  \"folded_depth\": null") != std::string::npos);
+  CHECK(q.out.find("folded_note") == std::string::npos);
+  CHECK(score(plain, plain.path).out.find("folded below") == std::string::npos);
+}
