@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "measurement/config/config.hpp"
@@ -43,7 +44,8 @@ const char kUsage[] =
     "                          clang, mpicc, nvcc), as prof-wrap decides it: the GCC plugin or\n"
     "                          the compiler's hooks, and why\n"
     "  sampling                the sampling events this machine supports now (PROF_SAMPLING_EVENTS)\n"
-    "  metrics                 the PAPI events usable here now and the getrusage fields (PROF_METRIC_*)\n"
+    "  metrics                 the perf events and PAPI events usable here now, PAPI's disabled\n"
+    "                          components and why, the getrusage fields (PROF_METRIC_*)\n"
     "  --version               print the version\n"
     "  --help                  print this help\n";
 
@@ -172,10 +174,42 @@ int sampling() {
   return print(out);
 }
 
-// The PAPI events of this machine (presets that exist here, then every component's native
-// events, as papi_avail and papi_native_avail list them) and the getrusage fields.
+// PROF_METRIC_PERF's events, each opened on this thread as prof would open it, and closed.
+std::string perf_events() {
+  namespace m = prof::metrics;
+  std::string out = "perf events countable here (PROF_METRIC_PERF=<name>,...; append :u, :k or :uk for the domain):\n";
+  std::vector<std::pair<std::string, std::vector<std::string>>> refused;  // why -> events
+  bool hardware = false;
+  for (const m::PerfEventName& n : m::perf_event_names()) {
+    m::PerfSpec spec;
+    m::parse_perf_event(n.name, &spec);
+    const int fd = m::open_perf_event(spec, -1);
+    if (fd >= 0) {
+      ::close(fd);
+      hardware = hardware || spec.hardware;
+      out += std::string("  ") + n.name + ": " + n.description + " (" + n.unit + (n.kernel ? ", kernel domain" : "") + ")\n";
+      continue;
+    }
+    const std::string why = m::perf_open_error(spec, fd);
+    std::size_t i = 0;
+    while (i < refused.size() && refused[i].first != why) ++i;
+    if (i == refused.size()) refused.push_back({why, {}});
+    refused[i].second.push_back(n.name);
+  }
+  if (hardware) out += "  r<hex>: a raw event of this CPU's PMU (its vendor's event code)\n";
+  for (const auto& [why, names] : refused) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    out += "  not here: " + list + ": " + why + "\n";
+  }
+  return out;
+}
+
+// The perf events, the PAPI events of this machine (presets that exist here, then every
+// component's native events, as papi_avail and papi_native_avail list them, and the components
+// PAPI disabled, with PAPI's reason) and the getrusage fields.
 int metrics() {
-  std::string out;
+  std::string out = perf_events();
 #if __has_include(<papi.h>)
   int version = 0;
   void* h = prof::metrics::open_papi(&version);
@@ -184,6 +218,7 @@ int metrics() {
   auto enum_cmp = h ? reinterpret_cast<int (*)(int*, int, int)>(::dlsym(h, "PAPI_enum_cmp_event")) : nullptr;
   auto info = h ? reinterpret_cast<int (*)(int, PAPI_event_info_t*)>(::dlsym(h, "PAPI_get_event_info")) : nullptr;
   auto components = h ? reinterpret_cast<int (*)()>(::dlsym(h, "PAPI_num_components")) : nullptr;
+  auto component = h ? reinterpret_cast<const PAPI_component_info_t* (*)(int)>(::dlsym(h, "PAPI_get_component_info")) : nullptr;
   auto create = h ? reinterpret_cast<int (*)(int*)>(::dlsym(h, "PAPI_create_eventset")) : nullptr;
   auto add = h ? reinterpret_cast<int (*)(int, int)>(::dlsym(h, "PAPI_add_event")) : nullptr;
   auto start = h ? reinterpret_cast<int (*)(int)>(::dlsym(h, "PAPI_start")) : nullptr;
@@ -201,10 +236,19 @@ int metrics() {
     destroy(&set);
     return ok;
   };
-  if (!init || !enum_event || !enum_cmp || !info || !components || !create || !add || !start || !stop || !cleanup ||
-      !destroy || init(version) != version) {
+  if (!init || !enum_event || !enum_cmp || !info || !components || !component || !create || !add || !start || !stop ||
+      !cleanup || !destroy || init(version) != version) {
     out += "PAPI: not available (no libpapi of PAPI 7, or it does not initialise; Debian: libpapi-dev)\n";
   } else {
+    // A disabled component has no events at all: say which and PAPI's reason (what
+    // papi_component_avail says), e.g. perf_event on a CPU that PAPI's libpfm4 does not know.
+    std::string disabled;
+    for (int c = 0; c < components(); ++c)
+      if (const PAPI_component_info_t* ci = component(c); ci && ci->disabled)
+        disabled += std::string("  ") + ci->name + ": " + (ci->disabled_reason[0] ? ci->disabled_reason : "no reason given") + "\n";
+    if (!disabled.empty())
+      out += "PAPI components disabled here (their events cannot be used; PROF_METRIC_PERF and PROF_METRIC_RUSAGE need no "
+             "PAPI):\n" + disabled;
     out += "PAPI presets available here (PROF_METRIC_PAPI=<name>,...):\n";
     int code = PAPI_PRESET_MASK;
     std::size_t n = 0;
@@ -217,9 +261,9 @@ int metrics() {
         }
       } while (enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
     }
-    if (n == 0) out += "  (none: no hardware counters here, e.g. in a VM; use native software events)\n";
+    if (n == 0) out += "  (none: no hardware counters here, e.g. in a VM; software events: PROF_METRIC_PERF, or PAPI's perf:: events)\n";
     out += "PAPI native events countable here (PROF_METRIC_PAPI=<name>,...):\n";
-    std::size_t refused = 0;
+    std::size_t refused = 0, listed = 0;
     for (int c = 0; c < components(); ++c) {
       code = PAPI_NATIVE_MASK;
       if (enum_cmp(&code, PAPI_ENUM_FIRST, c) != PAPI_OK) continue;
@@ -231,8 +275,10 @@ int metrics() {
           continue;
         }
         out += std::string("  ") + e.symbol + ": " + (e.short_descr[0] ? e.short_descr : e.long_descr) + "\n";
+        ++listed;
       } while (enum_cmp(&code, PAPI_ENUM_EVENTS, c) == PAPI_OK);
     }
+    if (!listed && !refused) out += "  (none)\n";
     if (refused)
       out += "  (" + std::to_string(refused) + " more native events exist but cannot be counted here now, e.g. hardware events in a VM)\n";
     out += "Events of the kernel (perf::CONTEXT-SWITCHES, perf::CPU-MIGRATIONS) count only with :k=1, e.g.\n"

@@ -115,6 +115,7 @@ struct Values {
   bool enable_unwinding = true;
   std::string sampling_debug_refuse;  ///< tests: "hardware", "software"
   std::string metric_papi, metric_papi_per_process, metric_papi_sep = ",";
+  std::string metric_perf, metric_perf_sep = ",";
   std::string metric_rusage, metric_rusage_sep = ",";
 };
 enum TimerChoice : std::uint64_t { kTimerAuto = 0, kTimerTsc = 1, kTimerClockGettime = 2 };

@@ -152,6 +152,24 @@ const Var kCoreVars[] = {
     {"METRIC_PAPI_SEP", Type::String, ",", &g_values.metric_papi_sep,
      "Separator of the PAPI event lists.",
      "For native event names that contain commas."},
+    {"METRIC_PERF", Type::String, "", &g_values.metric_perf,
+     "perf events to read per thread, without PAPI (e.g. task-clock,page-faults).",
+     "The perf tool's event names, separated by PROF_METRIC_PERF_SEP: software events "
+     "(task-clock, cpu-clock, page-faults, minor-faults, major-faults, context-switches, "
+     "cpu-migrations, ...), which every Linux counts, VMs too, and hardware events (cycles, "
+     "instructions, cache-references, cache-misses, branches, branch-misses, ..., "
+     "L1-dcache-load-misses, LLC-load-misses, or r<hex> for a raw PMU event) where the "
+     "machine has a PMU. Each thread opens them with perf_event_open and reads them at every "
+     "enter and exit of a recorded region, like PROF_METRIC_PAPI: OTF2 Metric events in the "
+     "trace, one exclusive metric per event in the profile. A read is one read() system call "
+     "per kernel PMU in use (the software events, task-clock, cpu-clock, the CPU's counters). "
+     "Events count in user space, context-switches and cpu-migrations in the kernel; `:u`, "
+     "`:k` or `:uk` after a name choose. They are checked at start: an unknown name, an event "
+     "this machine cannot count or may not count (perf_event_paranoid) stops the program with "
+     "one line. `prof-info metrics` lists what this machine counts now."},
+    {"METRIC_PERF_SEP", Type::String, ",", &g_values.metric_perf_sep,
+     "Separator of the perf event list.",
+     "For symmetry with PROF_METRIC_PAPI_SEP."},
     {"METRIC_RUSAGE", Type::String, "", &g_values.metric_rusage,
      "getrusage fields to read per thread (all, or e.g. ru_minflt).",
      "`all` or fields of getrusage(RUSAGE_THREAD) separated by PROF_METRIC_RUSAGE_SEP, read "

@@ -411,6 +411,8 @@ TEST_CASE("cfg_file_text lists every variable and quotes strings for sh", "[conf
         "PROF_METRIC_PAPI=''\n"
         "PROF_METRIC_PAPI_PER_PROCESS=''\n"
         "PROF_METRIC_PAPI_SEP=','\n"
+        "PROF_METRIC_PERF=''\n"
+        "PROF_METRIC_PERF_SEP=','\n"
         "PROF_METRIC_RUSAGE=''\n"
         "PROF_METRIC_RUSAGE_SEP=','\n"
         "PROF_PTHREAD_ENABLE=create\n"

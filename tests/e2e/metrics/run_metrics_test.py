@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Metrics (PROF_METRIC_PAPI, PROF_METRIC_PAPI_PER_PROCESS, PROF_METRIC_RUSAGE) end to end: one case
+"""Metrics (PROF_METRIC_PAPI, PROF_METRIC_PAPI_PER_PROCESS, PROF_METRIC_PERF, PROF_METRIC_RUSAGE) end to end: one case
 per run. Builds regions.c with prof-wrap (main: touch_pages(2000), nap(), burn(); then a thread:
 touch_pages(700)), runs it and checks the trace and the profile with independent readers.
 
@@ -40,9 +40,29 @@ Cases:
                 (the event, PAPI's reason, what to do), exit 1, no program output, no experiment.
                 unavailable_preset (PAPI_TOT_CYC) passes too where the machine has the counter:
                 then the run must record it.
+  perf          PROF_METRIC_PERF=task-clock,page-faults,context-switches (prof's own perf_event_open
+                counters, no PAPI) with PROF_METRIC_RUSAGE=ru_minflt,ru_nvcsw, traced: the bounds of
+                the papi case; the OTF2 members' units (ns for task-clock, # for counts) and type
+                OTHER; page-faults equal to ru_minflt within 100 per touch_pages call path.
+  perf_hardware cycles,instructions,task-clock where `prof-info metrics` lists cycles and instructions
+                as countable: burn's instructions >= 10 million and cycles >= 10 million, profile =
+                trace. Elsewhere skipped, with prof-info's reason (e.g. no PMU in a VM).
+  perf_churn, perf_sampling: churn and sampling with PROF_METRIC_PERF=task-clock,page-faults.
+  perf_not_permitted: as user nobody under perf_event_paranoid >= 2 (root and setpriv, else
+                skipped): task-clock,page-faults record (user space needs no privilege), and
+                context-switches (kernel domain) stops with one line naming
+                sysctl kernel.perf_event_paranoid=1.
+  perf_not_countable, perf_unknown, perf_twice, perf_empty_item, perf_too_many: one error line
+                each, exit 1, no program output, no experiment (perf_not_countable: cycles where
+                the machine cannot count it; skipped where it can).
+  prof_info     `prof-info metrics` (the ctest e2e_prof_info_metrics): the perf software events
+                task-clock, page-faults and the rusage fields always; where PAPI is installed,
+                perf::TASK-CLOCK if PAPI's perf_event component is enabled (papi_component_avail
+                says), else a line naming perf_event as disabled with PAPI's reason; hardware perf
+                events either listed or under "not here" with a reason.
 
 Exit 0 pass, 1 fail (one line each), 77 skipped (no gcc, no libpapi where the case needs it, no
-otf2_check.py).
+otf2_check.py for the cases that read the files).
 """
 import argparse
 import collections
@@ -83,6 +103,7 @@ class Ctx:
         if b.returncode != 0:
             raise RuntimeError("prof-wrap gcc regions.c failed: %s" % (b.stdout + b.stderr)[-600:])
         self.exp = os.path.join(self.work, "exp")
+        self.cleanup = []  # directories to remove at the end
 
     def build_churn(self):
         """tests/e2e/progs/churn.c instead of regions.c."""
@@ -324,13 +345,20 @@ def case_per_process(ctx, tools):
 
 
 def case_sampling(ctx, tools):
+    need_papi()
+    return sampling(ctx, tools, "PROF_METRIC_PAPI", "perf::TASK-CLOCK")
+
+
+def case_perf_sampling(ctx, tools):
+    return sampling(ctx, tools, "PROF_METRIC_PERF", "task-clock")
+
+
+def sampling(ctx, tools, var, clock):
     """Metrics with sampling: each CallingContextSample comes right after a Metric event of its time
     on its location (the values at the sample), and the Enter/Leave checks still hold."""
-    need_papi()
-    r = ctx.run({"PROF_ENABLE_TRACING": "true", "PROF_METRIC_PAPI": "perf::TASK-CLOCK",
-                 "PROF_SAMPLING_EVENTS": "perf_cpu_clock@1000000"})
-    prof = check_recorded(ctx, r, ["perf::TASK-CLOCK"], tools)
-    trace, _ = check_trace(ctx, tools, lambda loc: ["perf::TASK-CLOCK"])
+    r = ctx.run({"PROF_ENABLE_TRACING": "true", var: clock, "PROF_SAMPLING_EVENTS": "perf_cpu_clock@1000000"})
+    prof = check_recorded(ctx, r, [clock], tools)
+    trace, _ = check_trace(ctx, tools, lambda loc: [clock])
     n = compare(prof, trace)
     import otf2
     samples = with_values = 0
@@ -342,7 +370,7 @@ def case_sampling(ctx, tools):
             elif isinstance(ev, otf2.events.CallingContextSample):
                 samples += 1
                 m = last.get(loc.name)
-                if m and m[0] == ev.time and m[1] == ["perf::TASK-CLOCK"] and m[2][0] > 0:
+                if m and m[0] == ev.time and m[1] == [clock] and m[2][0] > 0:
                     with_values += 1
     if samples < 100:
         fail("only %d samples in 0.2 s of CPU at 1 kHz and more" % samples)
@@ -352,16 +380,24 @@ def case_sampling(ctx, tools):
 
 
 def case_churn(ctx, tools):
+    need_papi()
+    return churn(ctx, tools, "PROF_METRIC_PAPI", ["perf::TASK-CLOCK", "perf::PAGE-FAULTS"])
+
+
+def case_perf_churn(ctx, tools):
+    return churn(ctx, tools, "PROF_METRIC_PERF", ["task-clock", "page-faults"])
+
+
+def churn(ctx, tools, var, events):
     """320 threads, 8 at a time, each with its own event sets: every thread's calls are in the
     trace with their metric values, the profile matches the trace."""
-    need_papi()
     ctx.build_churn()
-    metrics = ["perf::TASK-CLOCK", "perf::PAGE-FAULTS", "ru_nvcsw"]
+    metrics = events + ["ru_nvcsw"]
     # 64M: four OTF2 write buffers, no flush (16M has one, and each ending thread's write-out would
     # take another from outside the budget, which prof reports).
-    r = ctx.run({"PROF_ENABLE_TRACING": "true", "PROF_METRIC_PAPI": "perf::TASK-CLOCK,perf::PAGE-FAULTS",
+    r = ctx.run({"PROF_ENABLE_TRACING": "true", var: ",".join(events),
                  "PROF_METRIC_RUSAGE": "ru_nvcsw", "PROF_TOTAL_MEMORY": "64M"})
-    prof = check_recorded(ctx, r, metrics, tools, data=["perf::TASK-CLOCK", "perf::PAGE-FAULTS"])
+    prof = check_recorded(ctx, r, metrics, tools, data=events)
     trace, _ = check_trace(ctx, tools, lambda loc: metrics)
     n = compare(prof, trace)
     m = re.search(r"churn threads=(\d+) leaf_calls=(\d+)", r.stdout)
@@ -460,6 +496,230 @@ def case_not_permitted(ctx, tools):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def check_members(ctx, expected):
+    """The trace's MetricMember definitions: {name: (unit, type name)}."""
+    import otf2
+    got = {}
+    with otf2.reader.open(os.path.join(ctx.exp, "traces.otf2")) as t:
+        for m in t.definitions.metric_members:
+            got[m.name] = (m.unit, str(m.metric_type).split(".")[-1])
+    for name, want in expected.items():
+        if got.get(name) != want:
+            fail("the trace's MetricMember %s is %s, expected unit and type %s" % (name, got.get(name), want))
+
+
+def case_perf(ctx, tools):
+    perf = ["task-clock", "page-faults", "context-switches"]
+    rusage = ["ru_utime", "ru_stime", "ru_minflt", "ru_nvcsw", "ru_nivcsw"]
+    metrics = perf + rusage
+    r = ctx.run({"PROF_ENABLE_TRACING": "true", "PROF_METRIC_PERF": ",".join(perf),
+                 "PROF_METRIC_RUSAGE": ",".join(rusage)})
+    prof = check_recorded(ctx, r, metrics, tools)
+    trace, wall = check_trace(ctx, tools, lambda loc: metrics)
+    n = compare(prof, trace)
+    check_members(ctx, {"task-clock": ("ns", "OTHER"), "page-faults": ("#", "OTHER"), "context-switches": ("#", "OTHER")})
+    check_totals(ctx, prof, "page-faults", 200)
+    check_totals(ctx, prof, "task-clock", 10**9)
+    M, W = "Master thread", "Pthread thread 1"
+    p = ctx.prog
+    for m in ("page_faults", "ru_minflt"):
+        between("%s of main/touch_pages" % m, prof.get((m, p + "/main/touch_pages", M), -1), PAGES, PAGES + 100)
+        between("%s of worker/touch_pages" % m, prof.get((m, p + "/worker/touch_pages", W), -1), WORKER_PAGES, WORKER_PAGES + 100)
+    for path, loc in ((p + "/main/touch_pages", M), (p + "/worker/touch_pages", W)):
+        pf, ru = prof.get(("page_faults", path, loc), -1), prof.get(("ru_minflt", path, loc), -1)
+        if abs(pf - ru) > 100:
+            fail("page-faults %s and ru_minflt %s of %s differ by more than 100" % (pf, ru, path))
+    nap_wall = wall.get((p + "/main/nap", M), 0)
+    between("task-clock of nap (ns; wall %d ns)" % nap_wall, prof.get(("task_clock", p + "/main/nap", M), -1), 0, nap_wall / 4)
+    between("context-switches of nap", prof.get(("context_switches", p + "/main/nap", M), -1), 1, 10**6)
+    between("ru_nvcsw of nap", prof.get(("ru_nvcsw", p + "/main/nap", M), -1), 1, 10**6)
+    burn_wall = wall.get((p + "/main/burn", M), 0)
+    burn = sum(v for (m, path, loc), v in prof.items()
+               if m == "task_clock" and loc == M and (path + "/").startswith(p + "/main/burn/"))
+    between("task-clock of burn with its children (ns; wall %d ns)" % burn_wall, burn, 0.19e9, burn_wall + 2e6)
+    # The kernel's own accounting of the same thread, read at the same events (perf first, then
+    # getrusage): the thread's CPU time (ru_utime + ru_stime, us) and its switches (voluntary +
+    # involuntary). Inclusive per region: a switch between the two reads moves one from a call
+    # path to its parent, so only a subtree's two ends can differ.
+    ru_cpu = sum(v for (m, path, loc), v in prof.items()
+                 if m in ("ru_utime", "ru_stime") and loc == M and (path + "/").startswith(p + "/main/burn/"))
+    between("task-clock of burn against ru_utime + ru_stime (%d us)" % ru_cpu, burn, 0.8e3 * ru_cpu, 1.2e3 * ru_cpu + 5e6)
+    def inclusive(metric, top, loc):
+        return sum(v for (m, path, l), v in prof.items() if m == metric and l == loc and (path + "/").startswith(top + "/"))
+    for top, loc in ((p + "/main/nap", M), (p + "/main/burn", M), (p + "/main/touch_pages", M), (p + "/worker", W)):
+        cs = inclusive("context_switches", top, loc)
+        ru = inclusive("ru_nvcsw", top, loc) + inclusive("ru_nivcsw", top, loc)
+        if abs(cs - ru) > 2:
+            fail("context-switches %d and ru_nvcsw + ru_nivcsw %d of %s on %s (inclusive) differ by more than 2" % (cs, ru, top, loc))
+    return ("%d (metric, call path, location) values as the trace gives them; page faults %d, nap's switches %d, "
+            "burn's task-clock %.0f ms of %.0f ms wall" % (n, prof.get(("page_faults", p + "/main/touch_pages", M), -1),
+                                                            prof.get(("context_switches", p + "/main/nap", M), -1),
+                                                            burn / 1e6, burn_wall / 1e6))
+
+
+def perf_listing():
+    """`prof-info metrics`' perf section: (countable names, {name: reason} of those it refuses)."""
+    r = sh([PROF_INFO, "metrics"])
+    ok, refused, inside = set(), {}, False
+    for line in r.stdout.splitlines():
+        if line.startswith("perf events countable here"):
+            inside = True
+            continue
+        if inside and not line.startswith("  "):
+            break
+        if not inside:
+            continue
+        m = re.match(r"^  not here: (.*?): (.*)$", line)
+        if m:
+            for name in m.group(1).split(", "):
+                refused[name] = m.group(2)
+        elif re.match(r"^  (\S+): ", line):
+            ok.add(re.match(r"^  (\S+): ", line).group(1))
+    return ok, refused
+
+
+def case_perf_hardware(ctx, tools):
+    ok, refused = perf_listing()
+    for e in ("cycles", "instructions"):
+        if e not in ok:
+            raise Skip("this machine cannot count %s: %s" % (e, refused.get(e, "prof-info metrics does not list it")))
+    events = ["cycles", "instructions", "task-clock"]
+    r = ctx.run({"PROF_ENABLE_TRACING": "true", "PROF_METRIC_PERF": ",".join(events)})
+    prof = check_recorded(ctx, r, events, tools)
+    trace, _ = check_trace(ctx, tools, lambda loc: events)
+    n = compare(prof, trace)
+    M, p = "Master thread", ctx.prog
+    for m in ("cycles", "instructions"):
+        v = sum(v for (name, path, loc), v in prof.items()
+                if name == m and loc == M and (path + "/").startswith(p + "/main/burn/"))
+        between("%s of burn" % m, v, 10**7, 10**13)
+    return "%d values as the trace gives them; cycles and instructions of burn in bounds" % n
+
+
+def case_perf_not_countable(ctx, tools):
+    ok, refused = perf_listing()
+    if "cycles" in ok:
+        raise Skip("this machine counts cycles (perf_hardware records them)")
+    return bad(ctx, {"PROF_METRIC_PERF": "task-clock,cycles"},
+               r"^prof: error: PROF_METRIC_PERF: 'cycles' cannot be counted on this machine \(perf_event_open: [^)]+\): "
+               r"no hardware PMU is visible \(e.g. in a VM\) or it has no such event; software events such as task-clock "
+               r"work everywhere \(prof-info metrics\)$")
+
+
+def case_perf_unknown(ctx, tools):
+    return bad(ctx, {"PROF_METRIC_PERF": "task-clock,page-fault"},
+               r"^prof: error: PROF_METRIC_PERF: 'page-fault' is not a perf event prof knows; give perf's names such as "
+               r"task-clock, page-faults, context-switches, cycles, instructions, or r<hex> for a raw PMU event, "
+               r"optionally with :u, :k or :uk \(prof-info metrics lists what this machine counts\)$")
+
+
+def case_perf_twice(ctx, tools):
+    return bad(ctx, {"PROF_METRIC_PERF": "task-clock,page-faults,task-clock"},
+               r"^prof: error: PROF_METRIC_PERF='task-clock,page-faults,task-clock': 'task-clock' is given twice; "
+               r"name each event once$")
+
+
+def case_perf_empty_item(ctx, tools):
+    return bad(ctx, {"PROF_METRIC_PERF": "task-clock,,page-faults"},
+               r"^prof: error: PROF_METRIC_PERF='task-clock,,page-faults': an empty event name; give a comma list such "
+               r"as task-clock,page-faults$")
+
+
+def case_perf_too_many(ctx, tools):
+    perf = ",".join(["task-clock", "cpu-clock", "page-faults", "minor-faults", "major-faults", "context-switches",
+                     "cpu-migrations"] + ["r%x" % i for i in range(1, 10)])
+    return bad(ctx, {"PROF_METRIC_PERF": perf, "PROF_METRIC_RUSAGE": "all"},
+               r"^prof: error: PROF_METRIC_\*: 25 metrics are configured, prof records at most 24 per event; choose fewer$")
+
+
+def as_nobody(ctx, env_vars):
+    """Runs the program as user nobody in a directory nobody may write; (result, experiment)."""
+    try:
+        paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
+    except (OSError, ValueError):
+        raise Skip("no /proc/sys/kernel/perf_event_paranoid")
+    if os.geteuid() != 0 or paranoid < 2 or not shutil.which("setpriv"):
+        raise Skip("needs root, setpriv and perf_event_paranoid >= 2 (it is %d)" % paranoid)
+    import tempfile
+    d = tempfile.mkdtemp(prefix="prof_metrics_nobody_")
+    ctx.cleanup.append(d)
+    os.chmod(d, 0o777)
+    exe = os.path.join(d, "regions")
+    shutil.copy(ctx.exe, exe)
+    os.chmod(exe, 0o755)
+    exp = os.path.join(d, "exp")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    env.update(PROF_EXPERIMENT_DIRECTORY=exp, **env_vars)
+    return sh(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe], env=env, cwd=d), exp
+
+
+def case_perf_not_permitted(ctx, tools):
+    """User-space software events need no privilege at perf_event_paranoid 2; a kernel-domain event
+    does, and the message says how to allow it."""
+    r, exp = as_nobody(ctx, {"PROF_METRIC_PERF": "task-clock,page-faults"})
+    if r.returncode != 0 or "regions done" not in r.stdout or r.stderr.strip():
+        fail("as nobody, task-clock,page-faults: exit %d, stderr %r" % (r.returncode, r.stderr.strip()[-400:]))
+    elif not os.path.exists(os.path.join(exp, "profile.cubex")):
+        fail("as nobody, task-clock,page-faults: no profile in %s" % exp)
+    r, exp = as_nobody(ctx, {"PROF_METRIC_PERF": "task-clock,context-switches"})
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    pattern = (r"^prof: error: PROF_METRIC_PERF: 'context-switches' is not permitted here \(perf_event_open: [^)]+\), "
+               r"perf_event_paranoid is [2-9]; as root: sysctl kernel.perf_event_paranoid=1, or give the program CAP_PERFMON "
+               r"\(PROF_METRIC_RUSAGE=ru_nvcsw,ru_nivcsw needs no permission\)$")
+    if r.returncode != 1 or len(lines) != 1 or not re.search(pattern, lines[0]) or "regions done" in r.stdout:
+        fail("as nobody: exit %d, stderr %r; expected exit 1 and one line matching %r" % (r.returncode, lines, pattern))
+    if os.path.exists(exp):
+        fail("an experiment directory was made: %s" % exp)
+    return "task-clock,page-faults recorded as nobody; " + (lines[0] if lines else "")
+
+
+def case_prof_info(a):
+    """prof-info metrics says what this machine counts: perf software events and rusage always,
+    PAPI's perf events or why its perf_event component is disabled."""
+    r = sh([PROF_INFO, "metrics"])
+    if r.returncode != 0 or r.stderr.strip():
+        fail("prof-info metrics: exit %d, stderr %r" % (r.returncode, r.stderr.strip()[-300:]))
+    out = r.stdout
+    for pattern in (r"^perf events countable here \(PROF_METRIC_PERF=", r"^  task-clock: CPU time of the thread \(ns\)$",
+                    r"^  page-faults: page faults \(#\)$", r"^  ru_minflt: page faults"):
+        if not re.search(pattern, out, re.M):
+            fail("prof-info metrics has no line matching %r" % pattern)
+    ok, refused = perf_listing()
+    for e in ("cycles", "instructions"):
+        if (e in ok) == (e in refused):
+            fail("prof-info metrics lists %s %s" % (e, "twice" if e in ok else "neither as countable nor as refused"))
+    said = "perf software events: %s" % ", ".join(sorted(x for x in ok if x in ("task-clock", "page-faults", "context-switches")))
+    said += "; hardware: %s" % ("countable" if "cycles" in ok else "not here (%s)" % refused.get("cycles", "")[:60])
+    if not ctypes.util.find_library("papi"):
+        return said + "; no libpapi"
+    if not shutil.which("papi_component_avail"):
+        enabled = bool(re.search(r"^  perf::TASK-CLOCK: ", out, re.M))
+        said += "; papi_component_avail missing, prof-info alone"
+    else:
+        c = sh(["papi_component_avail"])
+        m = re.search(r"^Name:\s+perf_event\s.*\n(\s+\\-> Disabled: (.*))?", c.stdout, re.M)
+        if not m:
+            raise Skip("papi_component_avail lists no perf_event component")
+        enabled = m.group(1) is None
+    if enabled:
+        if not re.search(r"^  perf::TASK-CLOCK: ", out, re.M):
+            fail("PAPI's perf_event component is enabled but prof-info metrics lists no perf::TASK-CLOCK")
+        return said + "; PAPI perf::TASK-CLOCK listed"
+    m = re.search(r"^PAPI components disabled here.*\n((?:  .*\n)*)", out, re.M)
+    line = m and re.search(r"^  perf_event: (.+)$", m.group(1), re.M)
+    if not line:
+        fail("PAPI's perf_event component is disabled but prof-info metrics does not say so: %r" % out[-600:])
+        return said
+    if re.search(r"^  perf::TASK-CLOCK: ", out, re.M):
+        fail("prof-info metrics lists perf::TASK-CLOCK although PAPI's perf_event component is disabled")
+    return said + "; PAPI perf_event disabled: " + line.group(1)
+
+
+# Cases that only run the program or prof-info and read no files: no otf2_check.py needed.
+NO_TOOLS = {"unknown_event", "unavailable_preset", "twice", "empty_item", "per_process_twice", "rusage_all_bogus",
+            "not_permitted", "perf_not_countable", "perf_unknown", "perf_twice", "perf_empty_item", "perf_too_many"}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", required=True)
@@ -468,24 +728,32 @@ def main():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--shared-tools", default="")
     a = ap.parse_args()
-    name = "e2e_metrics_" + a.case
+    name = "e2e_prof_info_metrics" if a.case == "prof_info" else "e2e_metrics_" + a.case
     global PROF_INFO
     PROF_INFO = os.path.join(os.path.dirname(os.path.abspath(a.prof_wrap)), "prof-info")
     fn = globals().get("case_" + a.case)
     if fn is None:
         print("%s: FAIL: no such case" % name)
         return 1
+    ctx = None
     try:
-        if not a.shared_tools or not os.path.exists(os.path.join(a.shared_tools, "otf2_check.py")):
-            raise Skip("no otf2_check.py/cubex_check.py (PROF_SHARED_TOOLS)")
-        ctx = Ctx(a)
-        ctx.prog = "regions"
-        summary = fn(ctx, a.shared_tools)
+        if a.case == "prof_info":
+            summary = case_prof_info(a)
+        else:
+            if a.case not in NO_TOOLS and (not a.shared_tools or
+                                           not os.path.exists(os.path.join(a.shared_tools, "otf2_check.py"))):
+                raise Skip("no otf2_check.py/cubex_check.py (PROF_SHARED_TOOLS)")
+            ctx = Ctx(a)
+            ctx.prog = "regions"
+            summary = fn(ctx, a.shared_tools)
     except Skip as e:
         print("%s: SKIP: %s" % (name, e))
         return SKIP
     except RuntimeError as e:
         fail(str(e))
+    finally:
+        for d in ctx.cleanup if ctx else []:
+            shutil.rmtree(d, ignore_errors=True)
     if failures:
         for f in failures:
             print("%s: FAIL: %s" % (name, f))
