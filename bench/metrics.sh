@@ -3,7 +3,7 @@
 # The metrics part of the benchmarks (bench/run.sh runs it; alone it refreshes only its section of
 # docs/PERFORMANCE.md, between the "metrics:begin" and "metrics:end" markers): bench/calls.c
 # (`calls loop N`, a tiny leaf function called N times) built with prof-wrap, run without metrics
-# and with each metric set of PROF_METRIC_PAPI / PROF_METRIC_RUSAGE, profile only and with a trace,
+# and with each metric set of PROF_METRIC_PAPI / PROF_METRIC_PERF / PROF_METRIC_RUSAGE, profile only and with a trace,
 # interleaved repetitions. Reported: ns per enter+exit pair, and what the metrics add to it.
 #   bench/metrics.sh [build-dir] [doc]     knobs: BENCH_REPS (5), BENCH_METRIC_CALLS (200000)
 set -euo pipefail
@@ -22,11 +22,12 @@ if gcc -O2 -DHAVE_PAPI "$here/metric_reads.c" -o "$bin/metric_reads" -lpapi 2>/d
 fi
 papi=yes
 PROF_METRIC_PAPI=perf::TASK-CLOCK "$bin/calls_metrics" loop 10 >/dev/null 2>&1 || papi=no
-# name | PROF_METRIC_PAPI | PROF_METRIC_RUSAGE
-sets=("none||" "rusage:1||ru_minflt" "rusage:all||all")
+# name | PROF_METRIC_PAPI | PROF_METRIC_PERF | PROF_METRIC_RUSAGE
+sets=("none|||" "rusage:1|||ru_minflt" "rusage:all|||all" "perf:1||task-clock|" "perf:2||page-faults,context-switches|"
+      "perf:3||task-clock,page-faults,context-switches|")
 if [[ $papi == yes ]]; then
-  sets+=("papi:1|perf::TASK-CLOCK|" "papi:3|perf::TASK-CLOCK,perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES:k=1|"
-         "papi:1+rusage:1|perf::TASK-CLOCK|ru_minflt")
+  sets+=("papi:1|perf::TASK-CLOCK||" "papi:3|perf::TASK-CLOCK,perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES:k=1||"
+         "papi:1+rusage:1|perf::TASK-CLOCK||ru_minflt")
 fi
 out=$bin/metrics.txt
 : >"$out"
@@ -34,10 +35,10 @@ exp=$bin/metrics-exp
 for ((r = 1; r <= reps; r++)); do
   for trace in false true; do
     for s in "${sets[@]}"; do
-      IFS='|' read -r name p ru <<<"$s"
+      IFS='|' read -r name p pe ru <<<"$s"
       rm -rf "$exp"
       line=$(PROF_ENABLE_TRACING=$trace PROF_TOTAL_MEMORY=256M PROF_EXPERIMENT_DIRECTORY=$exp PROF_METRIC_PAPI=$p \
-             PROF_METRIC_RUSAGE=$ru "$bin/calls_metrics" loop "$calls")
+             PROF_METRIC_PERF=$pe PROF_METRIC_RUSAGE=$ru "$bin/calls_metrics" loop "$calls")
       echo "$name trace=$trace $line" >>"$out"
     done
   done
@@ -67,6 +68,9 @@ desc = {
     'papi:1': '`PROF_METRIC_PAPI=perf::TASK-CLOCK`',
     'papi:3': '`PROF_METRIC_PAPI=perf::TASK-CLOCK,perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES:k=1`',
     'papi:1+rusage:1': '`perf::TASK-CLOCK` and `ru_minflt`',
+    'perf:1': '`PROF_METRIC_PERF=task-clock` (one `read()`)',
+    'perf:2': '`PROF_METRIC_PERF=page-faults,context-switches` (one group, one `read()`)',
+    'perf:3': '`PROF_METRIC_PERF=task-clock,page-faults,context-switches` (two groups, two `read()`s)',
 }
 rows = []
 for trace in ('false', 'true'):
@@ -82,7 +86,7 @@ for trace in ('false', 'true'):
 note = '' if papi == 'yes' else ' PAPI rows are missing: libpapi or the perf software events are not usable here.'
 section = '\n'.join([
     '<!-- metrics:begin (bench/metrics.sh) -->',
-    '## Metrics: what PAPI and rusage cost per enter+exit pair (issue #8)',
+    '## Metrics: what PAPI, perf and rusage cost per enter+exit pair (issues #8, #14)',
     '',
     '%s, %s cores, %s. `bench/calls.c loop N` (a tiny leaf function; built with prof-wrap), %d interleaved '
     'repetitions per row; ns per call = one enter + one exit, each reading every metric once.%s'
@@ -98,7 +102,8 @@ section = '\n'.join([
         for k, v in sorted(reads.items()) if min(v) >= 0),
     '',
     'Reading a software counter or getrusage is a system call, and every enter and every exit reads: '
-    'a pair costs two reads per source (PAPI, rusage), which is what the added nanoseconds are. PAPI '
+    'a pair costs two reads per source (PAPI, rusage; perf: per group of one kernel PMU), which is what the '
+    'added nanoseconds are. PAPI '
     'reads all its events of a thread with one call, so three events cost little more than one; its '
     '`PAPI_read` adds its own bookkeeping to the perf `read()`. Hardware counters read with `rdpmc` '
     '(PAPI on a machine with a PMU) cost far less than a system call; that was not measurable here (a VM '

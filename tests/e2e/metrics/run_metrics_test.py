@@ -134,8 +134,9 @@ def need_papi():
         raise Skip("libpapi is not installed (apt-get install libpapi-dev)")
     r = sh([PROF_INFO, "metrics"])
     if not re.search(r"^  perf::TASK-CLOCK: ", r.stdout, re.M):
-        raise Skip("PAPI cannot count perf::TASK-CLOCK here (its perf_event component is disabled?): %s"
-                   % r.stdout.strip().splitlines()[:3])
+        why = re.search(r"^  perf_event: (.*)$", r.stdout, re.M)
+        raise Skip("PAPI cannot count perf::TASK-CLOCK here (%s); PROF_METRIC_PERF's cases cover these events"
+                   % ("its perf_event component is disabled: " + why.group(1) if why else "prof-info metrics does not list it"))
 
 
 def check_recorded(ctx, r, metrics, tools, data=None):
@@ -264,6 +265,29 @@ def between(what, v, lo, hi):
         fail("%s is %s, expected %s..%s" % (what, v, lo, hi))
 
 
+def inclusive(prof, metric, top, loc):
+    """The value of call path `top` with its children's (the profile's values are exclusive)."""
+    return sum(v for (m, path, l), v in prof.items() if m == metric and l == loc and (path + "/").startswith(top + "/"))
+
+
+def check_regions(ctx, prof, wall, clock, faults, switches):
+    """regions.c's regions in the profile, for a source's CPU clock (ns), page-fault and
+    context-switch metrics (their profile names) and ru_minflt, ru_nvcsw: touch_pages' faults,
+    nap's clock and switches, burn's clock. Returns burn's clock (with its children) and wall time."""
+    M, W, p = "Master thread", "Pthread thread 1", ctx.prog
+    for m in (faults, "ru_minflt"):
+        between("%s of main/touch_pages" % m, prof.get((m, p + "/main/touch_pages", M), -1), PAGES, PAGES + 100)
+        between("%s of worker/touch_pages" % m, prof.get((m, p + "/worker/touch_pages", W), -1), WORKER_PAGES, WORKER_PAGES + 100)
+    nap_wall = wall.get((p + "/main/nap", M), 0)
+    between("%s of nap (ns; wall %d ns)" % (clock, nap_wall), prof.get((clock, p + "/main/nap", M), -1), 0, nap_wall / 4)
+    between("ru_nvcsw of nap", prof.get(("ru_nvcsw", p + "/main/nap", M), -1), 1, 10**6)
+    between("%s of nap" % switches, prof.get((switches, p + "/main/nap", M), -1), 1, 10**6)
+    burn_wall = wall.get((p + "/main/burn", M), 0)
+    burn = inclusive(prof, clock, p + "/main/burn", M)
+    between("%s of burn with its children (ns; wall %d ns)" % (clock, burn_wall), burn, 0.19e9, burn_wall + 2e6)
+    return burn, burn_wall
+
+
 def case_papi(ctx, tools):
     need_papi()
     papi = ["perf::TASK-CLOCK", "perf::PAGE-FAULTS", "perf::CONTEXT-SWITCHES:k=1"]
@@ -277,17 +301,7 @@ def case_papi(ctx, tools):
     check_totals(ctx, prof, "ru_minflt", 200)
     M, W = "Master thread", "Pthread thread 1"
     p = ctx.prog
-    for m in ("perf::PAGE_FAULTS", "ru_minflt"):
-        between("%s of main/touch_pages" % m, prof.get((m, p + "/main/touch_pages", M), -1), PAGES, PAGES + 100)
-        between("%s of worker/touch_pages" % m, prof.get((m, p + "/worker/touch_pages", W), -1), WORKER_PAGES, WORKER_PAGES + 100)
-    nap_wall = wall.get((p + "/main/nap", M), 0)
-    between("TASK-CLOCK of nap (ns; wall %d ns)" % nap_wall, prof.get(("perf::TASK_CLOCK", p + "/main/nap", M), -1), 0, nap_wall / 4)
-    between("ru_nvcsw of nap", prof.get(("ru_nvcsw", p + "/main/nap", M), -1), 1, 10**6)
-    between("CONTEXT-SWITCHES of nap", prof.get(("perf::CONTEXT_SWITCHES:k=1", p + "/main/nap", M), -1), 1, 10**6)
-    burn_wall = wall.get((p + "/main/burn", M), 0)
-    burn = sum(v for (m, path, loc), v in prof.items()
-               if m == "perf::TASK_CLOCK" and loc == M and (path + "/").startswith(p + "/main/burn/"))
-    between("TASK-CLOCK of burn with its children (ns; wall %d ns)" % burn_wall, burn, 0.19e9, burn_wall + 2e6)
+    check_regions(ctx, prof, wall, "perf::TASK_CLOCK", "perf::PAGE_FAULTS", "perf::CONTEXT_SWITCHES:k=1")
     # prof-score shows a chosen metric per region.
     score = os.path.join(os.path.dirname(ctx.a.prof_wrap), "prof-score")
     s = sh([score, "-r", "--metric", "perf::PAGE-FAULTS", ctx.exp])
@@ -522,33 +536,20 @@ def case_perf(ctx, tools):
     check_totals(ctx, prof, "task-clock", 10**9)
     M, W = "Master thread", "Pthread thread 1"
     p = ctx.prog
-    for m in ("page_faults", "ru_minflt"):
-        between("%s of main/touch_pages" % m, prof.get((m, p + "/main/touch_pages", M), -1), PAGES, PAGES + 100)
-        between("%s of worker/touch_pages" % m, prof.get((m, p + "/worker/touch_pages", W), -1), WORKER_PAGES, WORKER_PAGES + 100)
+    burn, burn_wall = check_regions(ctx, prof, wall, "task_clock", "page_faults", "context_switches")
     for path, loc in ((p + "/main/touch_pages", M), (p + "/worker/touch_pages", W)):
         pf, ru = prof.get(("page_faults", path, loc), -1), prof.get(("ru_minflt", path, loc), -1)
         if abs(pf - ru) > 100:
             fail("page-faults %s and ru_minflt %s of %s differ by more than 100" % (pf, ru, path))
-    nap_wall = wall.get((p + "/main/nap", M), 0)
-    between("task-clock of nap (ns; wall %d ns)" % nap_wall, prof.get(("task_clock", p + "/main/nap", M), -1), 0, nap_wall / 4)
-    between("context-switches of nap", prof.get(("context_switches", p + "/main/nap", M), -1), 1, 10**6)
-    between("ru_nvcsw of nap", prof.get(("ru_nvcsw", p + "/main/nap", M), -1), 1, 10**6)
-    burn_wall = wall.get((p + "/main/burn", M), 0)
-    burn = sum(v for (m, path, loc), v in prof.items()
-               if m == "task_clock" and loc == M and (path + "/").startswith(p + "/main/burn/"))
-    between("task-clock of burn with its children (ns; wall %d ns)" % burn_wall, burn, 0.19e9, burn_wall + 2e6)
     # The kernel's own accounting of the same thread, read at the same events (perf first, then
     # getrusage): the thread's CPU time (ru_utime + ru_stime, us) and its switches (voluntary +
     # involuntary). Inclusive per region: a switch between the two reads moves one from a call
     # path to its parent, so only a subtree's two ends can differ.
-    ru_cpu = sum(v for (m, path, loc), v in prof.items()
-                 if m in ("ru_utime", "ru_stime") and loc == M and (path + "/").startswith(p + "/main/burn/"))
+    ru_cpu = inclusive(prof, "ru_utime", p + "/main/burn", M) + inclusive(prof, "ru_stime", p + "/main/burn", M)
     between("task-clock of burn against ru_utime + ru_stime (%d us)" % ru_cpu, burn, 0.8e3 * ru_cpu, 1.2e3 * ru_cpu + 5e6)
-    def inclusive(metric, top, loc):
-        return sum(v for (m, path, l), v in prof.items() if m == metric and l == loc and (path + "/").startswith(top + "/"))
     for top, loc in ((p + "/main/nap", M), (p + "/main/burn", M), (p + "/main/touch_pages", M), (p + "/worker", W)):
-        cs = inclusive("context_switches", top, loc)
-        ru = inclusive("ru_nvcsw", top, loc) + inclusive("ru_nivcsw", top, loc)
+        cs = inclusive(prof, "context_switches", top, loc)
+        ru = inclusive(prof, "ru_nvcsw", top, loc) + inclusive(prof, "ru_nivcsw", top, loc)
         if abs(cs - ru) > 2:
             fail("context-switches %d and ru_nvcsw + ru_nivcsw %d of %s on %s (inclusive) differ by more than 2" % (cs, ru, top, loc))
     return ("%d (metric, call path, location) values as the trace gives them; page faults %d, nap's switches %d, "
@@ -692,26 +693,32 @@ def case_prof_info(a):
     said += "; hardware: %s" % ("countable" if "cycles" in ok else "not here (%s)" % refused.get("cycles", "")[:60])
     if not ctypes.util.find_library("papi"):
         return said + "; no libpapi"
-    if not shutil.which("papi_component_avail"):
-        enabled = bool(re.search(r"^  perf::TASK-CLOCK: ", out, re.M))
-        said += "; papi_component_avail missing, prof-info alone"
-    else:
-        c = sh(["papi_component_avail"])
-        m = re.search(r"^Name:\s+perf_event\s.*\n(\s+\\-> Disabled: (.*))?", c.stdout, re.M)
-        if not m:
-            raise Skip("papi_component_avail lists no perf_event component")
-        enabled = m.group(1) is None
-    if enabled:
-        if not re.search(r"^  perf::TASK-CLOCK: ", out, re.M):
-            fail("PAPI's perf_event component is enabled but prof-info metrics lists no perf::TASK-CLOCK")
-        return said + "; PAPI perf::TASK-CLOCK listed"
+    listed = bool(re.search(r"^  perf::TASK-CLOCK: ", out, re.M))
+    if not shutil.which("papi_component_avail") or not shutil.which("papi_native_avail"):
+        return said + "; PAPI part not checked: no papi_component_avail or papi_native_avail (Debian: papi-tools)"
+    c = sh(["papi_component_avail"])
+    comp = re.search(r"^Name:\s+perf_event\s.*\n(\s+\\-> Disabled: (.*))?", c.stdout, re.M)
+    if not comp:
+        return said + "; PAPI part not checked: papi_component_avail lists no perf_event component"
+    if comp.group(1) is None:
+        # Enabled: PAPI's own list decides whether perf::TASK-CLOCK exists (a forced PMU, e.g.
+        # LIBPFM_FORCE_PMU, enables the component without libpfm4's generic perf events).
+        exists = bool(re.search(r"^\| perf::TASK-CLOCK\s", sh(["papi_native_avail"]).stdout, re.M))
+        if listed != exists:
+            fail("papi_native_avail %s perf::TASK-CLOCK but prof-info metrics %s" %
+                 (("lists", "does not") if exists else ("does not list", "does")))
+        if re.search(r"^  perf_event: ", out, re.M):
+            fail("prof-info metrics names PAPI's perf_event component disabled; papi_component_avail says it is enabled")
+        return said + "; PAPI perf_event enabled, perf::TASK-CLOCK %s" % ("listed" if listed else "absent in both")
     m = re.search(r"^PAPI components disabled here.*\n((?:  .*\n)*)", out, re.M)
     line = m and re.search(r"^  perf_event: (.+)$", m.group(1), re.M)
     if not line:
         fail("PAPI's perf_event component is disabled but prof-info metrics does not say so: %r" % out[-600:])
         return said
-    if re.search(r"^  perf::TASK-CLOCK: ", out, re.M):
+    if listed:
         fail("prof-info metrics lists perf::TASK-CLOCK although PAPI's perf_event component is disabled")
+    if line.group(1) != comp.group(2).strip():
+        fail("prof-info metrics gives perf_event's reason as %r, papi_component_avail as %r" % (line.group(1), comp.group(2)))
     return said + "; PAPI perf_event disabled: " + line.group(1)
 
 
