@@ -857,28 +857,29 @@ std::size_t chunk_bytes() { return g_state ? g_state->events.chunk_bytes() : 0; 
 RegionId root_region() { return g_state ? g_state->root_region : 0; }
 
 
-void finalize(int exit_status) {
-  State* s = g_state;
-  if (!s || g_finalized.load() || g_finalize_started.exchange(true)) return;
-  // Adapters hand over what they buffered (CUPTI's activity records) while recording still runs
-  // (in a signal handler they only close their state: api::stop_requested()).
+namespace {
+
+// The steps of finalize, in order.
+
+/// Adapters hand over what they buffered (CUPTI's activity records) while recording still runs
+/// (in a signal handler they only close their state: api::stop_requested()).
+void finalize_adapters() {
   for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
     if ((*a)->finalize) (*a)->finalize();
-  g_finalized.store(true);
-  int saved = errno;
-  Location* self = tls_location;
-  if (self) self->busy = true;
-  // Stop recording everywhere first; then wait (bounded) for threads still inside a hook, so
-  // their buffers are read only up to what they committed.
+}
+
+/// Stops recording everywhere, then waits (bounded) for threads still inside a hook, so their
+/// buffers are read only up to what they committed. The locations, in creation order: a
+/// location's position in its process is its index (RMA ranks rely on it).
+std::vector<Location*> stop_recording(State& s, const Location* self) {
   g_compiler_hooks_on = false;
   sampling::stop();
   g_phase.store(static_cast<int>(Phase::Post));
   std::vector<Location*> locs;
   {
-    std::lock_guard<std::mutex> lock(s->mutex);
-    locs = s->locations;
+    std::lock_guard<std::mutex> lock(s.mutex);
+    locs = s.locations;
   }
-  // In creation order: a location's position in its process is its index (RMA ranks rely on it).
   std::sort(locs.begin(), locs.end(), [](const Location* a, const Location* b) { return a->index < b->index; });
   // A hook that read the flags just before they changed still finishes its event: give such
   // hooks a grace period (hooks take well under a microsecond), then wait for any still busy.
@@ -887,136 +888,201 @@ void finalize(int exit_status) {
     if (loc == self) continue;
     for (int i = 0; i < 10000 && loc->busy && !loc->ended; ++i) ::usleep(1);
   }
-  const config::Values& v = config::g_values;
-  Timestamp end = timer::now();
+  return locs;
+}
+
+/// What the locations counted during the run, summed for the end-of-run lines.
+struct RunCounts {
   std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0;
   std::uint64_t samples = 0, samples_in_prof = 0, samples_dropped = 0, sample_ticks = 0;
+};
+
+/// Closes the frames still open on locations that did not end (and reads their last metric
+/// values), writes ProgramEnd with the exit status on the first location, sums the counters.
+RunCounts close_locations(const std::vector<Location*>& locs, int exit_status) {
+  const Timestamp end = timer::now();
+  RunCounts c;
   for (Location* loc : locs) {
     if (!loc->ended) {
-      closed += close_all_frames(loc, end);
+      c.closed += close_all_frames(loc, end);
       metrics::thread_end(loc);  // the calling thread's own: its last values (others keep theirs)
       if (loc->index == 0 && loc->tracing) {
         event(loc, end, RecordType::ProgramEnd, 0, static_cast<std::uint64_t>(static_cast<std::int64_t>(exit_status)));
       }
     }
-    samples += loc->samples;
-    samples_in_prof += loc->samples_in_prof;
-    samples_dropped += loc->samples_dropped;
-    sample_ticks += loc->sample_ticks;
-    repairs += loc->repairs;
-    unmatched += loc->unmatched_leaves;
-    lost += loc->lost_events;
-    reentries += loc->dropped_reentries;
+    c.samples += loc->samples;
+    c.samples_in_prof += loc->samples_in_prof;
+    c.samples_dropped += loc->samples_dropped;
+    c.sample_ticks += loc->sample_ticks;
+    c.repairs += loc->repairs;
+    c.unmatched += loc->unmatched_leaves;
+    c.lost += loc->lost_events;
+    c.reentries += loc->dropped_reentries;
   }
-  if (sampling::on()) {
-    log::info(1, "sampling: %" PRIu64 " samples, %" PRIu64 " inside prof itself, %" PRIu64 " dropped; %.0f ns per sample in the handler",
-              samples, samples_in_prof, samples_dropped,
-              samples ? static_cast<double>(sample_ticks) * 1e9 / static_cast<double>(timer::resolution()) / static_cast<double>(samples) : 0.0);
-    if (samples_dropped)
-      log::warning("sampling: %" PRIu64 " samples were dropped for lack of buffer memory; raise PROF_TOTAL_MEMORY", samples_dropped);
-  }
-  if (const char* w = timer::finalize()) log::warning("%s", w);
-  Timestamp last = timer::now();
+  return c;
+}
 
-  // With other processes: are they all here? Without all of them no collective may run (a dead
-  // rank would block the rest); then each process writes its own data, marked incomplete.
-  bool together = true;
-  if (s->mpp) {
-    std::string why;
-    together = s->mpp->arrive(&why);
-    if (!together) {
-      log::error("%s; this rank writes its own data, unmerged, and marks the experiment incomplete", why.c_str());
-      std::lock_guard<std::mutex> lock(s->mutex);
-      if (s->is_ready) {
-        const std::string marker = s->directory + "/incomplete.rank" + std::to_string(s->rank);
-        if (FILE* f = std::fopen(marker.c_str(), "w")) {
-          std::fprintf(f, "This experiment is incomplete: %s.\nRank %u wrote its own profile (%s.rank%u.cubex); its trace "
-                          "events have no definitions.\n",
-                       why.c_str(), s->rank, v.profiling_base_name.c_str(), s->rank);
-          std::fclose(f);
-        }
-      }
+void report_sampling(const RunCounts& c) {
+  if (!sampling::on()) return;
+  log::info(1, "sampling: %" PRIu64 " samples, %" PRIu64 " inside prof itself, %" PRIu64 " dropped; %.0f ns per sample in the handler",
+            c.samples, c.samples_in_prof, c.samples_dropped,
+            c.samples ? static_cast<double>(c.sample_ticks) * 1e9 / static_cast<double>(timer::resolution()) / static_cast<double>(c.samples) : 0.0);
+  if (c.samples_dropped)
+    log::warning("sampling: %" PRIu64 " samples were dropped for lack of buffer memory; raise PROF_TOTAL_MEMORY", c.samples_dropped);
+}
+
+/// With other processes: are they all here? Without all of them no collective may run (a dead
+/// rank would block the rest); then each process writes its own data, marked incomplete.
+bool meet_other_processes(State& s) {
+  if (!s.mpp) return true;
+  std::string why;
+  if (s.mpp->arrive(&why)) return true;
+  log::error("%s; this rank writes its own data, unmerged, and marks the experiment incomplete", why.c_str());
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.is_ready) {
+    const std::string marker = s.directory + "/incomplete.rank" + std::to_string(s.rank);
+    if (FILE* f = std::fopen(marker.c_str(), "w")) {
+      std::fprintf(f, "This experiment is incomplete: %s.\nRank %u wrote its own profile (%s.rank%u.cubex); its trace "
+                      "events have no definitions.\n",
+                   why.c_str(), s.rank, config::g_values.profiling_base_name.c_str(), s.rank);
+      std::fclose(f);
     }
   }
+  return false;
+}
 
-  // The clocks: a second offset to rank 0 now (the first was taken at MPI_Init), so readers can
-  // interpolate between them; before the first one the first offset holds.
-  if (s->mpp && together) {
+using ClockOffsets = std::vector<std::pair<Timestamp, std::int64_t>>;
+
+/// The clocks: a second offset to rank 0 now (the first was taken at MPI_Init), so readers can
+/// interpolate between them; before the first one the first offset holds. Empty without MPI.
+ClockOffsets final_clock_offsets(State& s, bool together, Timestamp last) {
+  if (s.mpp && together) {
     Timestamp at = 0;
     std::int64_t offset = 0;
-    if (s->mpp->sync_clock(&at, &offset)) add_clock_offset(at, offset);
+    if (s.mpp->sync_clock(&at, &offset)) add_clock_offset(at, offset);
   }
-  std::vector<std::pair<Timestamp, std::int64_t>> offsets;
+  ClockOffsets offsets;
   {
-    std::lock_guard<std::mutex> lock(s->mutex);
-    offsets = s->clock_offsets;
+    std::lock_guard<std::mutex> lock(s.mutex);
+    offsets = s.clock_offsets;
   }
   if (!offsets.empty()) {
     offsets.insert(offsets.begin(), {timer::start(), offsets.front().second});
     if (offsets.back().first < last) offsets.emplace_back(last, offsets.back().second);
   }
-  const auto global = [&](Timestamp t, std::int64_t off) { return static_cast<Timestamp>(static_cast<std::int64_t>(t) + off); };
+  return offsets;
+}
 
-  if (v.enable_tracing) {
-    std::lock_guard<std::mutex> lock(s->mutex);
-    s->events.trim();  // free chunks go back before OTF2 needs memory to close its files
-    log_rss("before the final conversion");
-    for (Location* loc : locs) convert_locked(*s, loc, true);
-    log_rss("after the final conversion");
-    // Every process takes part in the unification and the archive's collective close. Opening
-    // the archive was agreed (TraceWriter::open), so either all have it or none (trace_abandoned).
-    unify::ProcessPart self;
-    self.rank = s->rank;
-    char host[256] = {0};
-    ::gethostname(host, sizeof host - 1);
-    self.host = host;
-    // In rank 0's time: the global start and end of the trace.
-    self.start = offsets.empty() ? timer::start() : global(timer::start(), offsets.front().second);
-    self.end = offsets.empty() ? last : global(last, offsets.back().second);
-    otf2w::Definitions defs;
+/// Converts what the locations still hold, unifies the definitions of all processes and closes
+/// the archive. Every process takes part in the unification and the archive's collective close.
+void write_trace(State& s, const std::vector<Location*>& locs, bool together, const ClockOffsets& offsets, Timestamp last) {
+  const auto global = [&](Timestamp t, std::int64_t off) { return static_cast<Timestamp>(static_cast<std::int64_t>(t) + off); };
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.events.trim();  // free chunks go back before OTF2 needs memory to close its files
+  log_rss("before the final conversion");
+  for (Location* loc : locs) convert_locked(s, loc, true);
+  log_rss("after the final conversion");
+  // Opening the archive was agreed (TraceWriter::open), so either all have it or none (trace_abandoned).
+  unify::ProcessPart self;
+  self.rank = s.rank;
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  self.host = host;
+  // In rank 0's time: the global start and end of the trace.
+  self.start = offsets.empty() ? timer::start() : global(timer::start(), offsets.front().second);
+  self.end = offsets.empty() ? last : global(last, offsets.back().second);
+  otf2w::Definitions defs;
+  for (Location* loc : locs) {
+    if (s.writer.is_open())
+      self.locations.push_back({loc->global_id, loc->name, s.writer.event_count(loc->global_id),
+                                static_cast<std::uint8_t>(loc->type), loc->group});
+    defs.local_locations.push_back(loc->global_id);
+  }
+  unify::Result unified;
+  std::string err;
+  const double unify_start = wall_ms();
+  const bool unified_ok = together && !s.trace_abandoned && (s.writer.is_open() || s.mpp) &&
+                          unify::unify(s.mpp, self, regions::snapshot(), comms::snapshot(), &unified, &err);
+  if (unified_ok && s.mpp && s.rank == 0)
+    log::info(1, "unification: %zu processes, %zu regions, %zu communicators in %.1f ms; rank 0 received %" PRIu64
+                 " bytes, the merged definitions are %" PRIu64 " bytes",
+              unified.processes.size(), unified.regions.size(), unified.comms.size(), wall_ms() - unify_start,
+              unified.bytes_received, unified.bytes_union);
+  if (!unified_ok && !err.empty()) log::error("%s; the trace is not written", err.c_str());
+  if (unified_ok && !err.empty()) log::error("%s", err.c_str());
+  if (!unified_ok || !s.writer.is_open()) return;
+  defs.clock.resolution = timer::resolution();
+  defs.clock.offset = unified.start;
+  defs.clock.length = unified.end - unified.start;
+  defs.clock.realtime_ns = timer::realtime_ns(unified.start);
+  defs.clock_offsets = offsets;
+  defs.machine = "Linux";
+  defs.mpp_paradigm = s.mpp ? s.mpp->paradigm() : nullptr;
+  defs.region_map = std::move(unified.region_map);
+  defs.comm_map = std::move(unified.comm_map);
+  defs.window_map = std::move(unified.window_map);
+  defs.context_map = std::move(unified.context_map);
+  defs.generator_map = std::move(unified.generator_map);
+  defs.contexts = std::move(unified.contexts);
+  defs.generators = std::move(unified.generators);
+  defs.is_root = s.rank == 0;
+  defs.regions = std::move(unified.regions);
+  defs.comms = std::move(unified.comms);
+  defs.processes = std::move(unified.processes);
+  if (!s.writer.finish(defs, &err)) log::error("%s", err.c_str());
+  else if (s.rank == 0)
+    log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events here)", s.directory.c_str(), s.writer.stats().events);
+  log_rss("after writing the definitions");
+}
+
+/// Builds the call-path profile (with the samples kept without a trace), merges the ranks' into
+/// one on rank 0, writes it (PROF_ENABLE_PROFILING) and the summary table (PROF_SUMMARY).
+void write_profile(State& s, const std::vector<Location*>& locs, bool together, Timestamp last) {
+  const config::Values& v = config::g_values;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
     for (Location* loc : locs) {
-      if (s->writer.is_open())
-        self.locations.push_back({loc->global_id, loc->name, s->writer.event_count(loc->global_id),
-                                  static_cast<std::uint8_t>(loc->type), loc->group});
-      defs.local_locations.push_back(loc->global_id);
-    }
-    unify::Result unified;
-    std::string err;
-    const double unify_start = wall_ms();
-    const bool unified_ok = together && !s->trace_abandoned && (s->writer.is_open() || s->mpp) &&
-                            unify::unify(s->mpp, self, regions::snapshot(), comms::snapshot(), &unified, &err);
-    if (unified_ok && s->mpp && s->rank == 0)
-      log::info(1, "unification: %zu processes, %zu regions, %zu communicators in %.1f ms; rank 0 received %" PRIu64
-                   " bytes, the merged definitions are %" PRIu64 " bytes",
-                unified.processes.size(), unified.regions.size(), unified.comms.size(), wall_ms() - unify_start,
-                unified.bytes_received, unified.bytes_union);
-    if (!unified_ok && !err.empty()) log::error("%s; the trace is not written", err.c_str());
-    if (unified_ok && !err.empty()) log::error("%s", err.c_str());
-    if (unified_ok && s->writer.is_open()) {
-      defs.clock.resolution = timer::resolution();
-      defs.clock.offset = unified.start;
-      defs.clock.length = unified.end - unified.start;
-      defs.clock.realtime_ns = timer::realtime_ns(unified.start);
-      defs.clock_offsets = offsets;
-      defs.machine = "Linux";
-      defs.mpp_paradigm = s->mpp ? s->mpp->paradigm() : nullptr;
-      defs.region_map = std::move(unified.region_map);
-      defs.comm_map = std::move(unified.comm_map);
-      defs.window_map = std::move(unified.window_map);
-      defs.context_map = std::move(unified.context_map);
-      defs.generator_map = std::move(unified.generator_map);
-      defs.contexts = std::move(unified.contexts);
-      defs.generators = std::move(unified.generators);
-      defs.is_root = s->rank == 0;
-      defs.regions = std::move(unified.regions);
-      defs.comms = std::move(unified.comms);
-      defs.processes = std::move(unified.processes);
-      if (!s->writer.finish(defs, &err)) log::error("%s", err.c_str());
-      else if (s->rank == 0)
-        log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events here)", s->directory.c_str(), s->writer.stats().events);
-      log_rss("after writing the definitions");
+      resolve_profile_samples_locked(loc);  // samples kept without a trace
+      sampling::attribute_prof_samples(loc);
     }
   }
+  cube4::Profile profile;
+  if (s.mpp) {
+    profile.process = std::string(s.mpp->paradigm()) + " Rank " + std::to_string(s.rank);
+    profile.rank = s.rank;
+  }
+  std::string err;
+  bool built = build_profile(locs, last, &profile, &err);
+  if (!built) log::error("%s; no profile written", err.c_str());
+  std::string profile_name = v.profiling_base_name;
+  if (s.mpp && !together) {
+    profile_name += ".rank" + std::to_string(s.rank);
+  } else if (s.mpp) {
+    // One profile for the job: every rank takes part, also one without a profile of its own.
+    if (!built) profile = cube4::Profile{};
+    std::string merge_err;
+    const double merge_start = wall_ms();
+    if (!profile_merge::gather(s.mpp, &profile, &merge_err)) log::error("%s; the profile is not written", merge_err.c_str());
+    else if (s.rank == 0)
+      log::info(1, "profile merge: %zu call paths, %zu locations in %.1f ms", profile.cnodes.size(), profile.locations.size(),
+                wall_ms() - merge_start);
+    built = s.rank == 0 && !profile.cnodes.empty() && merge_err.empty();
+  }
+  if (!built) return;
+  if (v.enable_profiling) {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (ready_locked(s)) {
+      std::string path = s.directory + "/" + profile_name + ".cubex";
+      if (!cube4::write(path, profile, &err)) log::error("%s", err.c_str());
+      else log::info(1, "profile written: %s", path.c_str());
+    }
+  }
+  if (v.summary) std::fputs(summary_table(profile, 10).c_str(), stderr);
+}
+
+/// The profile's own limits: visits folded at the depth limit, call paths without memory.
+void report_profile_limits(State& s, const std::vector<Location*>& locs) {
+  const config::Values& v = config::g_values;
   std::uint64_t folded = 0, too_deep = 0, misses = 0, nodes = 0;
   DistinctCounter missing;
   for (Location* loc : locs) {
@@ -1025,48 +1091,6 @@ void finalize(int exit_status) {
     misses += loc->full.misses;
     if (loc->full.misses) missing.merge(loc->full.missing);
     nodes += loc->arena.nodes;
-  }
-  if (v.enable_profiling || v.summary) {
-    {
-      std::lock_guard<std::mutex> lock(s->mutex);
-      for (Location* loc : locs) {
-        resolve_profile_samples_locked(loc);  // samples kept without a trace
-        sampling::attribute_prof_samples(loc);
-      }
-    }
-    cube4::Profile profile;
-    if (s->mpp) {
-      profile.process = std::string(s->mpp->paradigm()) + " Rank " + std::to_string(s->rank);
-      profile.rank = s->rank;
-    }
-    std::string err;
-    bool built = build_profile(locs, last, &profile, &err);
-    if (!built) log::error("%s; no profile written", err.c_str());
-    std::string profile_name = v.profiling_base_name;
-    if (s->mpp && !together) {
-      profile_name += ".rank" + std::to_string(s->rank);
-    } else if (s->mpp) {
-      // One profile for the job: every rank takes part, also one without a profile of its own.
-      if (!built) profile = cube4::Profile{};
-      std::string merge_err;
-      const double merge_start = wall_ms();
-      if (!profile_merge::gather(s->mpp, &profile, &merge_err)) log::error("%s; the profile is not written", merge_err.c_str());
-      else if (s->rank == 0)
-        log::info(1, "profile merge: %zu call paths, %zu locations in %.1f ms", profile.cnodes.size(), profile.locations.size(),
-                  wall_ms() - merge_start);
-      built = s->rank == 0 && !profile.cnodes.empty() && merge_err.empty();
-    }
-    if (built) {
-      if (v.enable_profiling) {
-        std::lock_guard<std::mutex> lock(s->mutex);
-        if (ready_locked(*s)) {
-          std::string path = s->directory + "/" + profile_name + ".cubex";
-          if (!cube4::write(path, profile, &err)) log::error("%s", err.c_str());
-          else log::info(1, "profile written: %s", path.c_str());
-        }
-      }
-      if (v.summary) std::fputs(summary_table(profile, 10).c_str(), stderr);
-    }
   }
   if (too_deep)
     log::warning("%" PRIu64 " visits deeper than PROF_PROFILING_MAX_CALLPATH_DEPTH=%" PRIu64
@@ -1083,44 +1107,74 @@ void finalize(int exit_status) {
     std::uint64_t unused = v.page_size;
     for (const Location* l : locs) unused += std::min<std::uint64_t>(v.page_size, std::uint64_t{4096} << std::min<std::uint32_t>(l->arena.slabs, 16));
     const std::uint64_t more = paths * node + unused;
-    const double need = static_cast<double>(s->events.chunk_count() * s->events.chunk_bytes()) + 1.125 * static_cast<double>(more);
+    const double need = static_cast<double>(s.events.chunk_count() * s.events.chunk_bytes()) + 1.125 * static_cast<double>(more);
     const std::string in_caller = folded ? " (" + std::to_string(folded) + " visits in their caller: no more such nodes)" : "";
     log::warning("the profile ran out of memory: it holds %" PRIu64 " call paths (%s), about %" PRIu64
                  " more are in 'PROFILE MEMORY FULL' nodes%s; it needed about %s more: set PROF_TOTAL_MEMORY=%s",
-                 nodes, size_text(s->profile_bytes.load()).c_str(), paths, in_caller.c_str(), size_text(more).c_str(),
+                 nodes, size_text(s.profile_bytes.load()).c_str(), paths, in_caller.c_str(), size_text(more).c_str(),
                  size_text(budget::total_for_event_pool(need, v.enable_tracing, v.page_size)).c_str());
   }
+}
 
-  // One line per cause, at the end, never from the hot path.
-  if (s->flushes) {
-    // Without flushes the pool holds every record of the run at once, the profile, and a partly
-    // used chunk per thread.
-    const std::uint64_t needed = s->bytes_recorded + s->profile_bytes.load() + locs.size() * v.page_size;
-    log::warning("trace buffers were flushed %" PRIu64 " times during the run, which disturbs the timings; the run needed about %s of event memory; set PROF_TOTAL_MEMORY=%s to avoid it",
-                 s->flushes, size_text(needed).c_str(),
-                 size_text(budget::total_for_event_pool(1.1 * static_cast<double>(needed), true, v.page_size)).c_str());
+/// One line per cause, at the end, never from the hot path.
+void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCounts& c) {
+  const config::Values& v = config::g_values;
+  if (s.flushes) {
+    // Without flushes the pool holds every record of the run at once, the profile, and per
+    // location the chunks partly used or kept back: the model prof-score uses (budget.hpp).
+    const double raw = static_cast<double>(s.bytes_recorded), profile = static_cast<double>(s.profile_bytes.load());
+    const double nlocs = static_cast<double>(locs.size());
+    const auto needed = static_cast<std::uint64_t>(budget::event_memory_without_flush(raw, profile, nlocs, v.page_size));
+    const std::string times = s.flushes == 1 ? std::string("once") : std::to_string(s.flushes) + " times";
+    log::warning("trace buffers were flushed %s during the run, which disturbs the timings; the run needed about %s of event memory; "
+                 "set PROF_TOTAL_MEMORY=%s to avoid it",
+                 times.c_str(), size_text(needed).c_str(),
+                 size_text(budget::total_without_flush(raw, profile, nlocs, v.page_size)).c_str());
   }
-  if (const otf2w::WriterStats& ws = s->writer.stats(); ws.otf2_over_budget)
+  if (const otf2w::WriterStats& ws = s.writer.stats(); ws.otf2_over_budget)
     log::warning("%" PRIu64 " times an OTF2 write buffer (%s) had to come from outside PROF_TOTAL_MEMORY, at most %" PRIu64
                  " at once (%s over the budget): more locations wrote their trace at the same time than its %" PRIu64
                  " OTF2 buffers (a quarter of PROF_TOTAL_MEMORY, at least 1 and at most 16) hold; raise PROF_TOTAL_MEMORY",
                  ws.otf2_over_budget, size_text(ws.otf2_block_bytes).c_str(), ws.otf2_over_budget_peak,
                  size_text(ws.otf2_over_budget_peak * ws.otf2_block_bytes).c_str(),
-                 static_cast<std::uint64_t>(s->otf2_blocks.chunk_count()));
-  if (repairs || unmatched)
+                 static_cast<std::uint64_t>(s.otf2_blocks.chunk_count()));
+  if (c.repairs || c.unmatched)
     log::warning("%" PRIu64 " function exits were never reported (longjmp, exceptions without exit hooks) and were closed by prof, %" PRIu64
                  " exits had no matching entry; the trace stays balanced",
-                 repairs, unmatched);
-  if (lost)
+                 c.repairs, c.unmatched);
+  if (c.lost)
     log::warning("%" PRIu64 " events were lost for lack of memory (the trace stays well nested: %" PRIu64
                  " Leaves without their Enter dropped, %" PRIu64 " regions without their Leave closed); raise PROF_TOTAL_MEMORY "
                  "or lower PROF_PAGE_SIZE",
-                 lost, s->writer.stats().dropped_leaves, s->writer.stats().closed_regions);
-  if (s->spilled_bytes)
-    log::info(1, "%" PRIu64 " bytes of events were parked in spill files before the experiment directory existed", s->spilled_bytes);
-  if (reentries) log::info(1, "%" PRIu64 " events from inside prof itself (signal handlers) were dropped", reentries);
-  if (closed) log::info(1, "%" PRIu64 " frames were still open at the end and were closed", closed);
-  log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", repairs, unmatched, closed);
+                 c.lost, s.writer.stats().dropped_leaves, s.writer.stats().closed_regions);
+  if (s.spilled_bytes)
+    log::info(1, "%" PRIu64 " bytes of events were parked in spill files before the experiment directory existed", s.spilled_bytes);
+  if (c.reentries) log::info(1, "%" PRIu64 " events from inside prof itself (signal handlers) were dropped", c.reentries);
+  if (c.closed) log::info(1, "%" PRIu64 " frames were still open at the end and were closed", c.closed);
+  log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", c.repairs, c.unmatched, c.closed);
+}
+
+}  // namespace
+
+void finalize(int exit_status) {
+  State* s = g_state;
+  if (!s || g_finalized.load() || g_finalize_started.exchange(true)) return;
+  finalize_adapters();
+  g_finalized.store(true);
+  int saved = errno;
+  Location* self = tls_location;
+  if (self) self->busy = true;
+  const std::vector<Location*> locs = stop_recording(*s, self);
+  const RunCounts counts = close_locations(locs, exit_status);
+  report_sampling(counts);
+  if (const char* w = timer::finalize()) log::warning("%s", w);
+  const Timestamp last = timer::now();
+  const bool together = meet_other_processes(*s);
+  const ClockOffsets offsets = final_clock_offsets(*s, together, last);
+  if (config::g_values.enable_tracing) write_trace(*s, locs, together, offsets, last);
+  if (config::g_values.enable_profiling || config::g_values.summary) write_profile(*s, locs, together, last);
+  report_profile_limits(*s, locs);
+  report_end_of_run(*s, locs, counts);
   if (self) self->busy = false;
   errno = saved;
   g_finalize_done.store(true);

@@ -438,6 +438,7 @@ const Var* find_var(std::string_view name, const Table** table) {
 }
 
 bool parse(const Table& table, const Var& var, std::string_view value, std::string* error) {
+  *g_values_storage;  // the targets below point into it: built before the first write
   std::string ignored;
   if (!error) error = &ignored;
   switch (var.type) {
@@ -514,6 +515,7 @@ bool load(const char* const* envp, std::string* error, std::vector<std::string>*
 }
 
 std::string current_value(const Table& table, const Var& var) {
+  *g_values_storage;
   (void)table;
   switch (var.type) {
     case Type::Bool:

@@ -218,7 +218,7 @@ def main():
     if a.score_generate is not None:
         check_score_generate(a, work, exp, run, env)
     if a.flush_suggestion:
-        m = re.search(r"^prof: warning: trace buffers were flushed \d+ times.* set PROF_TOTAL_MEMORY=(\S+) to avoid it$", r.stderr, re.M)
+        m = re.search(r"^prof: warning: trace buffers were flushed (?:once|\d+ times).* set PROF_TOTAL_MEMORY=(\S+) to avoid it$", r.stderr, re.M)
         if not m:
             fail("no flush warning with a PROF_TOTAL_MEMORY to set")
         shutil.rmtree(exp, ignore_errors=True)

@@ -124,6 +124,15 @@ def main():
             failed.append("a traced rerun with PROF_TOTAL_MEMORY=%s (3/4 of the suggestion) did not flush" % less)
         else:
             print("PROF_TOTAL_MEMORY=%s (3/4): flushed, as expected" % less)
+            # The runtime's own advice after a flush uses prof-score's model (budget.hpp): the same figure.
+            m = re.search(r"^prof: warning: trace buffers were flushed (once|\d+ times) .*set PROF_TOTAL_MEMORY=(\S+) to avoid it$",
+                          t.stderr, re.M)
+            if not m:
+                failed.append("the flushed run gave no one-line PROF_TOTAL_MEMORY advice")
+            elif m.group(2) != suggested:
+                failed.append("the runtime advises PROF_TOTAL_MEMORY=%s after the flush, prof-score %s" % (m.group(2), suggested))
+            else:
+                print("runtime advice after the flush: PROF_TOTAL_MEMORY=%s, as prof-score's" % m.group(2))
     else:
         failed.append("the suggested PROF_TOTAL_MEMORY=%s is too small for this test's 3/4 check" % suggested)
     for f in failed:

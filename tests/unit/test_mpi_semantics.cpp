@@ -82,6 +82,7 @@ const config::Values& values() { return g_config; }
 std::string effective_config() { return "PROF_MPI_ENABLE_GROUPS=all\n"; }
 void defer_ready() {}
 void set_mpp(Mpp*) {}
+void ignore_threads_of(const char*) {}
 bool ready(std::uint32_t) { return true; }
 void add_clock_offset(Timestamp, std::int64_t) {}
 bool stop_requested() { return false; }
