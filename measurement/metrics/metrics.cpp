@@ -20,6 +20,7 @@
 
 #include "measurement/config/config.hpp"
 #include "measurement/events.hpp"
+#include "measurement/immortal.hpp"
 #include "measurement/location.hpp"
 #include "measurement/log.hpp"
 
@@ -59,8 +60,13 @@ struct PapiEvent {
 Papi g_papi;
 std::vector<MetricDef>* g_defs = nullptr;  // leaked: read until exit
 unsigned g_thread_papi = 0, g_perf = 0, g_rusage = 0, g_process_papi = 0;
-std::vector<PapiEvent> g_thread_events, g_process_events;  // PROF_METRIC_PAPI, PROF_METRIC_PAPI_PER_PROCESS
-std::vector<unsigned> g_rusage_fields;                     // indices into rusage_fields()
+// The event lists live in Immortal storage (measurement/immortal.hpp: init may run before this
+// file's static initialisers, hooks after exit's destructors), built by init() before any use.
+Immortal<std::vector<PapiEvent>> g_thread_events_storage, g_process_events_storage;
+Immortal<std::vector<unsigned>> g_rusage_fields_storage;
+constexpr std::vector<PapiEvent>& g_thread_events = *g_thread_events_storage.address();    // PROF_METRIC_PAPI
+constexpr std::vector<PapiEvent>& g_process_events = *g_process_events_storage.address();  // PROF_METRIC_PAPI_PER_PROCESS
+constexpr std::vector<unsigned>& g_rusage_fields = *g_rusage_fields_storage.address();     // indices into rusage_fields()
 std::atomic<bool> g_thread_failure_reported{false};
 
 unsigned long thread_id() { return static_cast<unsigned long>(::pthread_self()); }
@@ -298,7 +304,8 @@ struct PerfItem {
   PerfSpec spec;
   unsigned at = 0;
 };
-std::vector<PerfItem> g_perf_events;
+Immortal<std::vector<PerfItem>> g_perf_events_storage;
+constexpr std::vector<PerfItem>& g_perf_events = *g_perf_events_storage.address();  // PROF_METRIC_PERF
 
 /// The perf counters of one thread, one group per kernel PMU, each read with one read(): the
 /// software events (page faults, switches, ...), task-clock, cpu-clock, and the CPU's PMU
@@ -470,6 +477,7 @@ void read_sources(const ThreadState& st, std::uint64_t* out) {
 }  // namespace
 
 void init() {
+  *g_thread_events_storage, *g_process_events_storage, *g_rusage_fields_storage, *g_perf_events_storage;
   const config::Values& v = config::g_values;
   std::vector<std::string> fields = split(v.metric_rusage, v.metric_rusage_sep);
   std::string names;
@@ -537,8 +545,8 @@ void init() {
 bool on() { return g_defs && !g_defs->empty(); }
 
 const std::vector<MetricDef>& defs() {
-  static const std::vector<MetricDef> none;
-  return g_defs ? *g_defs : none;
+  static const std::vector<MetricDef>* none = new std::vector<MetricDef>;  // never destroyed
+  return g_defs ? *g_defs : *none;
 }
 
 unsigned location_count(bool first) { return g_thread_papi + g_perf + g_rusage + (first ? g_process_papi : 0); }

@@ -44,7 +44,8 @@ struct RusageField {
   const char* unit;
 };
 inline const std::vector<RusageField>& rusage_fields() {
-  static const std::vector<RusageField> fields = {
+  // Never destroyed (measurement/immortal.hpp says why).
+  static const std::vector<RusageField>* fields = new std::vector<RusageField>{
       {"ru_utime", "user CPU time", "usec"},
       {"ru_stime", "system CPU time", "usec"},
       {"ru_maxrss", "maximum resident set size of the process (a delta is the growth of the peak)", "KiB"},
@@ -55,7 +56,7 @@ inline const std::vector<RusageField>& rusage_fields() {
       {"ru_nvcsw", "voluntary context switches (the thread waited)", "#"},
       {"ru_nivcsw", "involuntary context switches (the thread was preempted)", "#"},
   };
-  return fields;
+  return *fields;
 }
 
 /// The events PROF_METRIC_PERF accepts, by the perf tool's names (also for prof-info).
@@ -70,7 +71,7 @@ struct PerfEventName {
 inline const std::vector<PerfEventName>& perf_event_names() {
   constexpr std::uint64_t kRead = PERF_COUNT_HW_CACHE_OP_READ << 8, kAccess = PERF_COUNT_HW_CACHE_RESULT_ACCESS << 16,
                           kMiss = PERF_COUNT_HW_CACHE_RESULT_MISS << 16;
-  static const std::vector<PerfEventName> names = {
+  static const std::vector<PerfEventName>* names = new std::vector<PerfEventName>{
       {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "CPU time of the thread", "ns", false},
       {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "CPU clock while the thread runs", "ns", false},
       {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page faults", "#", false},
@@ -97,7 +98,7 @@ inline const std::vector<PerfEventName>& perf_event_names() {
       {"dTLB-load-misses", PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_DTLB | kRead | kMiss, "data TLB load misses", "#", false},
       {"iTLB-load-misses", PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_ITLB | kRead | kMiss, "instruction TLB load misses", "#", false},
   };
-  return names;
+  return *names;
 }
 
 /// A PROF_METRIC_PERF item: a perf_event_names() name or a raw PMU event `r<hex>`, optionally with

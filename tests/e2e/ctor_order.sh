@@ -15,6 +15,21 @@ wrap=$1 work=$2 tools=${3:-}
 rm -rf "$work" && mkdir -p "$work/cc" && cd "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 
+# Statically: libprof's and its adapters' load-time initialisers may only register the empty
+# destructors of Immortal<> storage (measurement/immortal.hpp); any other code there could undo
+# what an early init did.
+lib=$(cd "$(dirname "$wrap")/../lib" && pwd)
+for so in "$lib"/libprof.so "$lib"/libprof_mpi.so "$lib"/libprof_cuda.so; do
+  [ -e "$so" ] || continue
+  # Calls and jumps may only go to __cxa_atexit, and the function it registers (in %rdi) must
+  # be an Immortal<>'s destructor (_ZN4prof8ImmortalI...D1Ev).
+  bad=$(objdump -d --no-show-raw-insn "$so" | awk '/^[0-9a-f]+ <_GLOBAL__sub_I_/ { on = 1; fn = $2; next } /^$/ { on = 0 }
+        on && match($0, /<[^>]*>/) { t = substr($0, RSTART, RLENGTH)
+          if ($0 ~ /(call|jmp) / && t !~ /^<(__cxa_atexit@plt|_GLOBAL__sub_I_[^>]*)>$/) print fn " calls " t
+          if ($0 ~ /lea .*,%rdi$/ && t !~ /^<_ZN4prof8ImmortalI.*D[12]Ev>$/) print fn " registers " t }')
+  [ -z "$bad" ] || fail "$(basename "$so") runs code at load time that an early init would not survive: $bad"
+done
+
 cat >libctor.c <<'C'
 void exe_fn(void);
 __attribute__((constructor)) static void ctor(void) { exe_fn(); }
