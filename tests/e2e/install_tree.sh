@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # `cmake --install` gives a working prefix: prof-wrap there instruments, links and traces.
-# Usage: install_tree.sh <build-dir> <work-dir> <source-of-a-test-program> <shared-tools-dir>
+# Usage: install_tree.sh <build-dir> <work-dir> <source-of-a-test-program> [<shared-tools-dir>]
 set -euo pipefail
-build=$1 work=$2 src=$3 tools=$4
+build=$1 work=$2 src=$3 tools=${4:-}
+. "$(dirname "$0")/checkers.sh"
 rm -rf "$work" && mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 for f in bin/prof-wrap bin/prof-info bin/prof-score bin/prof-gcc lib/libprof.so include/prof/user.h include/prof/instrumented.h; do
@@ -14,12 +15,12 @@ cd "$work"
 "$work/prefix/bin/prof-wrap" gcc -O2 "$src" -o prog
 readelf -d prog | grep -q "$work/prefix/lib" || { echo "FAIL: prog does not take libprof from the prefix"; exit 1; }
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp ./prog
-/usr/bin/python3 "$tools/otf2_check.py" exp/traces.otf2 --expect-region fib --expect-locations 1
+check_trace exp/traces.otf2 --expect-region fib --expect-locations 1
 "$work/prefix/bin/prof-score" -r exp | grep -Eq "^ +USR +[0-9,]+ +1,973 .*  fib$" || { echo "FAIL: prof-score from the prefix"; exit 1; }
 if [ -e "$work/prefix/lib/prof_gcc_plugin.so" ]; then
   "$work/prefix/bin/prof-wrap" -v --instrument=plugin gcc -O2 "$src" -o prog_plugin 2>plugin.err
   grep -q "^prof-wrap: instrumentation: GCC plugin $work/prefix/lib/prof_gcc_plugin.so$" plugin.err || { echo "FAIL: the plugin from the prefix"; cat plugin.err; exit 1; }
   PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_plugin ./prog_plugin
-  /usr/bin/python3 "$tools/otf2_check.py" exp_plugin/traces.otf2 --expect-region fib --expect-locations 1
+  check_trace exp_plugin/traces.otf2 --expect-region fib --expect-locations 1
 fi
 echo ok

@@ -6,7 +6,8 @@
 # over the plugin, and --instrument=plugin with -finstrument-functions is refused.
 # Usage: mixed_instrumentation.sh <prof-wrap> <work-dir> <shared-tools-dir>
 set -euo pipefail
-wrap=$1 work=$2 tools=$3
+wrap=$1 work=$2 tools=${3:-}
+. "$(dirname "$0")/checkers.sh"
 rm -rf "$work" && mkdir -p "$work"/{inc,a,b}
 cat >"$work/inc/t.h" <<'H'
 template <class T> T twice(T x) { return x + x; }
@@ -19,7 +20,7 @@ printf '#include "../inc/t.h"\n#include <cstdio>\nint from_b(int x) { return twi
 cd "$work"
 "$wrap" g++ a/a.o b/b.o -o prog
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp ./prog
-/usr/bin/python3 "$tools/otf2_check.py" exp/traces.otf2 | tail -n 1
+check_trace exp/traces.otf2
 defs=$(otf2-print -G exp/traces.otf2 | grep -E '^REGION .*Name: "int twice<int>\(int\)"' || true)
 echo "$defs"
 n=$(grep -c . <<<"$defs" || true)
