@@ -153,7 +153,7 @@ const Var kCoreVars[] = {
      "Separator of the PAPI event lists.",
      "For native event names that contain commas."},
     {"METRIC_PERF", Type::String, "", &g_values.metric_perf,
-     "perf events to read per thread, without PAPI (e.g. task-clock,page-faults).",
+     "perf events to read per thread, without PAPI (e.g. task-clock).",
      "The perf tool's event names, separated by PROF_METRIC_PERF_SEP: software events "
      "(task-clock, cpu-clock, page-faults, minor-faults, major-faults, context-switches, "
      "cpu-migrations, ...), which every Linux counts, VMs too, and hardware events (cycles, "
