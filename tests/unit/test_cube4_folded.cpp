@@ -69,7 +69,7 @@ std::int64_t path(const cube4::ReadProfile& p, const std::vector<std::string>& n
 
 }  // namespace
 
-TEST_CASE("folded_visits: visits below the depth limit per call path at the cutoff, written and read back", "[cube4_folded]") {
+TEST_CASE("folded_visits: visits below the depth limit per call path at the cutoff, written and read back", "[cube4_folded][shared-tools]") {
   ProfiledLocation t(3);  // root 0, main 1, then two levels
   const RegionId main_r = ProfiledLocation::region("main"), a = ProfiledLocation::region("fa"),
                  b = ProfiledLocation::region("fb");

@@ -873,7 +873,7 @@ TEST_CASE("cube4_reader: round trip, a 2000-deep call chain", "[cube4_reader]") 
 // Cross-check with the independent reader
 // =============================================================================================
 
-TEST_CASE("cube4_reader: values equal cubex_check.py --dump", "[cube4_reader]") {
+TEST_CASE("cube4_reader: values equal cubex_check.py --dump", "[cube4_reader][shared-tools]") {
   TempDir dir;
   SECTION("our writer, three locations and sparse metrics") {
     Builder b = three_locations();
@@ -898,7 +898,7 @@ TEST_CASE("cube4_reader: values equal cubex_check.py --dump", "[cube4_reader]") 
   }
 }
 
-TEST_CASE("cube4_reader: make_cubex.py self-test profiles", "[cube4_reader]") {
+TEST_CASE("cube4_reader: make_cubex.py self-test profiles", "[cube4_reader][shared-tools]") {
   TempDir dir;
   const cube4::ReadProfile good = read_ok(make_cubex(dir, "good"));
 

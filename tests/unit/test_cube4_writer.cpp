@@ -250,7 +250,7 @@ std::vector<std::size_t> three_level_tree(Builder& b, bool dfs_ids) {
 
 }  // namespace
 
-TEST_CASE("cube4: three-level tree, one location, pre-order ids", "[cube4]") {
+TEST_CASE("cube4: three-level tree, one location, pre-order ids", "[cube4][shared-tools]") {
   Builder b;
   const auto ids = three_level_tree(b, true);
   const std::size_t m = ids[0], f = ids[1], r = ids[2], z = ids[3], q = ids[4], u = ids[5];
@@ -305,7 +305,7 @@ TEST_CASE("cube4: three-level tree, one location, pre-order ids", "[cube4]") {
   CHECK(anchor.size() % 512 != 0);
 }
 
-TEST_CASE("cube4: three locations, level-order ids, zero visits on some locations", "[cube4]") {
+TEST_CASE("cube4: three locations, level-order ids, zero visits on some locations", "[cube4][shared-tools]") {
   Builder b;
   const auto ids = three_level_tree(b, false);
   const std::size_t m = ids[0], f = ids[1], r = ids[2], z = ids[3], q = ids[4], u = ids[5];
@@ -363,7 +363,7 @@ TEST_CASE("cube4: three locations, level-order ids, zero visits on some location
   CHECK(v == 6);
 }
 
-TEST_CASE("cube4: extra sparse metrics get rows only where non-zero", "[cube4]") {
+TEST_CASE("cube4: extra sparse metrics get rows only where non-zero", "[cube4][shared-tools]") {
   Builder b;
   const auto ids = three_level_tree(b, false);
   b.locations({"Master thread", "Pthread thread 1"});
@@ -405,7 +405,7 @@ TEST_CASE("cube4: extra sparse metrics get rows only where non-zero", "[cube4]")
   CHECK(members.at("anchor.xml").find("<uniq_name>bytes_received</uniq_name>") != std::string::npos);
 }
 
-TEST_CASE("cube4: file/lines and names that need XML escaping", "[cube4]") {
+TEST_CASE("cube4: file/lines and names that need XML escaping", "[cube4][shared-tools]") {
   Builder b;
   const auto main_r = b.region("int main(int, char**)", "src/main&co.cpp", 12, 99);
   const auto less = b.region("bool operator<(A const&, A const&)", "inc/<a>.hpp", 3, 4);
@@ -452,7 +452,7 @@ TEST_CASE("cube4: file/lines and names that need XML escaping", "[cube4]") {
   CHECK(anchor.find("<role>function</role>") != std::string::npos);
 }
 
-TEST_CASE("cube4: anchor.xml of exactly k*512 bytes is padded", "[cube4]") {
+TEST_CASE("cube4: anchor.xml of exactly k*512 bytes is padded", "[cube4][shared-tools]") {
   Builder b;
   const auto main_r = b.region("main");
   const auto f = b.region("f");

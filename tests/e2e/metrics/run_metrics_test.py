@@ -488,33 +488,15 @@ def case_not_permitted(ctx, tools):
     """A kernel-domain event for an unprivileged user under perf_event_paranoid >= 2: the message
     says how to allow it. Needs root (to drop to nobody with setpriv)."""
     need_papi()
-    try:
-        paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
-    except (OSError, ValueError):
-        raise Skip("no /proc/sys/kernel/perf_event_paranoid")
-    if os.geteuid() != 0 or paranoid < 2 or not shutil.which("setpriv"):
-        raise Skip("needs root, setpriv and perf_event_paranoid >= 2 (it is %d)" % paranoid)
-    import tempfile
-    d = tempfile.mkdtemp(prefix="prof_metrics_nobody_")
-    try:
-        os.chmod(d, 0o777)
-        exe = os.path.join(d, "regions")
-        shutil.copy(ctx.exe, exe)
-        os.chmod(exe, 0o755)
-        exp = os.path.join(d, "exp")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
-        env.update(PROF_EXPERIMENT_DIRECTORY=exp, PROF_METRIC_PAPI="perf::CONTEXT-SWITCHES:k=1")
-        r = sh(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe], env=env, cwd=d)
-        lines = [l for l in r.stderr.splitlines() if l.strip()]
-        pattern = (r"^prof: error: PROF_METRIC_PAPI: 'perf::CONTEXT-SWITCHES:k=1' is not permitted here \(PAPI: [^)]+\); "
-                   r"as root: sysctl kernel.perf_event_paranoid=1, or give the program CAP_PERFMON$")
-        if r.returncode != 1 or len(lines) != 1 or not re.search(pattern, lines[0]) or "regions done" in r.stdout:
-            fail("as nobody: exit %d, stderr %r; expected exit 1 and one line matching %r" % (r.returncode, lines, pattern))
-        if os.path.exists(exp):
-            fail("an experiment directory was made: %s" % exp)
-        return lines[0] if lines else ""
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    r, exp = as_nobody(ctx, {"PROF_METRIC_PAPI": "perf::CONTEXT-SWITCHES:k=1"})
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    pattern = (r"^prof: error: PROF_METRIC_PAPI: 'perf::CONTEXT-SWITCHES:k=1' is not permitted here \(PAPI: [^)]+\); "
+               r"as root: sysctl kernel.perf_event_paranoid=1, or give the program CAP_PERFMON$")
+    if r.returncode != 1 or len(lines) != 1 or not re.search(pattern, lines[0]) or "regions done" in r.stdout:
+        fail("as nobody: exit %d, stderr %r; expected exit 1 and one line matching %r" % (r.returncode, lines, pattern))
+    if os.path.exists(exp):
+        fail("an experiment directory was made: %s" % exp)
+    return lines[0] if lines else ""
 
 
 def check_members(ctx, expected):
