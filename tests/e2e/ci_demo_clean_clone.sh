@@ -15,7 +15,7 @@ else
 fi
 [ ! -e "$work/shared" ] || { echo "FAIL: $work/shared exists"; exit 1; }
 rc=0
-env -u PROF_REQUIRE_SHARED_TOOLS PROF_CMAKE_ARGS="-DPROF_BUILD_TESTS=OFF" bash "$work/clone/.ci/demo" "$work/build" >"$work/demo.log" 2>&1 || rc=$?
+SETUP_CMAKE_ARGS="-DPROF_BUILD_TESTS=OFF" bash "$work/clone/.ci/demo" "$work/build" >"$work/demo.log" 2>&1 || rc=$?
 tail -n 30 "$work/demo.log"
 [ $rc = 0 ] || { echo "FAIL: .ci/demo exited with $rc"; exit 1; }
 grep -q '^+ otf2-print jacobi-trace/traces.otf2 | head$' "$work/demo.log" || { echo "FAIL: the demo showed no trace"; exit 1; }
