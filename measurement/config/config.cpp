@@ -476,7 +476,6 @@ bool parse(const Table& table, const Var& var, std::string_view value, std::stri
 }
 
 bool load(const char* const* envp, std::string* error, std::vector<std::string>* warnings) {
-  *g_values_storage;  // built once, here: the defaults below are parsed into it
   std::string ignored;
   if (!error) error = &ignored;
   for (const Table& t : tables()) {

@@ -133,8 +133,8 @@ enum CudaFeature : std::uint64_t {
 
 /// The one instance the tables point into.
 extern Immortal<Values> g_values_storage;
-/// The values themselves: constant-initialised storage that load() builds before it parses and
-/// that is never destroyed (see measurement/immortal.hpp: init may run before libprof's static
+/// The values themselves: constant-initialised storage that parse() (load()'s first step) and
+/// current_value() build on first use and that is never destroyed (see measurement/immortal.hpp: init may run before libprof's static
 /// initialisers, hooks after its destructors). Before the first load() every byte is zero.
 inline constexpr Values& g_values = *g_values_storage.address();
 

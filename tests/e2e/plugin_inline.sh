@@ -9,6 +9,7 @@
 # Usage: plugin_inline.sh <prof-wrap> <prof-score> <work-dir> <progs-dir> [<shared-tools-dir>]
 set -euo pipefail
 wrap=$1 score=$2 work=$3 progs=$4 tools=${5:-}
+. "$(dirname "$0")/checkers.sh"
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 fail() { echo "plugin_inline: FAIL: $*" >&2; exit 1; }
 
@@ -31,8 +32,8 @@ for r in main compute_forces pair_force integrate; do
   echo "$r: $got Enters, $visits visits, as the program counted"
 done
 ! grep -q 'Region: "energy"' print.txt || fail "energy (declared inline, not in the filter) was recorded"
-if [ -n "$tools" ] && [ -f "$tools/otf2_check.py" ]; then
-  /usr/bin/python3 "$tools/otf2_check.py" exp/traces.otf2 --expect-region pair_force | tail -n 1
+check_trace exp/traces.otf2 --expect-region pair_force
+if have_cubex_check; then
   /usr/bin/python3 "$tools/cubex_check.py" exp/profile.cubex --dump >dump.txt || { cat dump.txt >&2; fail "cubex_check.py rejects the profile"; }
   tail -n 1 dump.txt
   # pair_force on its call path below compute_forces, with every call.
