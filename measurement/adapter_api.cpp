@@ -22,6 +22,7 @@ void release(Location* loc) {
   if (!loc) return;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   loc->busy = false;
+  after_hook(loc);
 }
 
 bool recording(const Location* loc) { return loc && g_recording && (loc->tracing || loc->profiling); }

@@ -36,4 +36,18 @@ std::size_t EventBuffer::chunk_count() const {
   return n;
 }
 
+Timestamp EventBuffer::last_time() const {
+  if (!current_) return 0;
+  const char* p = reinterpret_cast<const char*>(current_ + 1);
+  const char* end = committed_.load(std::memory_order_acquire);
+  Timestamp t = 0;
+  while (p < end) {
+    const Record* r = reinterpret_cast<const Record*>(p);
+    if (p + kRecordBytes * (1u + r->slots) > end) break;
+    t = r->time;
+    p += kRecordBytes * (1u + r->slots);
+  }
+  return t;
+}
+
 }  // namespace prof

@@ -41,6 +41,9 @@ class EventBuffer {
   /// Bytes of records stored (all chunks).
   std::uint64_t bytes() const;
   std::size_t chunk_count() const;
+  /// The time of the last committed record of the current chunk (0 when it has none). Scans the
+  /// chunk: for the rare replay of events deferred from a signal handler, never the hot path.
+  Timestamp last_time() const;
 
   /// Calls f(const Record&, const Payload*) for every committed record, oldest first.
   template <class F>

@@ -216,6 +216,31 @@ Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
   return r;
 }
 
+void drain_deferred(Location* loc) {
+  if (loc->busy) return;  // the hook that is running drains them when it is done
+  loc->busy = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  std::uint32_t done = 0;
+  for (;;) {
+    std::uint32_t n = loc->deferred_count.load(std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    for (; done < n; ++done) {
+      const DeferredEvent e = loc->deferred[done];
+      // Replayed only while measuring: finalize may have closed this location's frames.
+      if (loc->active && g_phase.load(std::memory_order_relaxed) == static_cast<int>(Phase::Within)) {
+        e.replay(loc, e);
+        ++loc->replayed_events;
+      } else {
+        ++loc->dropped_reentries;
+      }
+    }
+    // A handler that deferred more meanwhile raised the count: go on with those.
+    if (loc->deferred_count.compare_exchange_strong(n, 0, std::memory_order_relaxed)) break;
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  loc->busy = false;
+}
+
 }  // namespace detail
 
 void unwind_to(Location* loc, std::uintptr_t cfa) {

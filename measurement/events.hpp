@@ -73,8 +73,19 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool put(Location* loc, Timestamp t
 /// Drops frames deeper than `cfa` (after longjmp or a caught exception), writing their Leaves.
 void unwind_to(Location* loc, std::uintptr_t cfa);
 
-/// Enter of `region`; `cfa` is the caller's stack pointer (0 when unknown).
-PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void enter(Location* loc, RegionId region, std::uintptr_t cfa) {
+/// The clocks of enter_at/leave_at: now (every hook), or a time taken earlier (events deferred
+/// from a signal handler).
+struct Now {
+  PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE Timestamp operator()() const { return timer::now(); }
+};
+struct At {
+  Timestamp t;
+  PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE Timestamp operator()() const { return t; }
+};
+
+/// Enter of `region` at clock(); `cfa` is the caller's stack pointer (0 when unknown).
+template <class Clock>
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void enter_at(Location* loc, RegionId region, std::uintptr_t cfa, Clock clock) {
   if (PROF_UNLIKELY(loc->unwind_check)) unwind_to(loc, cfa);
   if (PROF_UNLIKELY(loc->depth == loc->capacity)) detail::grow_stack(loc);
   bool rec = g_recording;
@@ -84,7 +95,7 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void enter(Location* loc, RegionId 
   f.recorded = rec ? kFrameRecorded : 0;
   f.node = nullptr;
   if (rec && (loc->tracing | loc->profiling)) {
-    Timestamp t = timer::now();
+    Timestamp t = clock();
     if (PROF_UNLIKELY(loc->metric_count)) {
       if (!detail::metrics_enter(loc, t, region)) f.recorded = kEnterLost;
     } else if (loc->tracing && PROF_UNLIKELY(!detail::put(loc, t, RecordType::Enter, region))) {
@@ -111,6 +122,11 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void enter(Location* loc, RegionId 
   }
 }
 
+/// Enter of `region` now.
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void enter(Location* loc, RegionId region, std::uintptr_t cfa) {
+  enter_at(loc, region, cfa, Now{});
+}
+
 namespace detail {
 /// Closes the innermost frame at time t: its Leave record and its profile visit.
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void pop(Location* loc, Timestamp t) {
@@ -130,16 +146,47 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void pop(Location* loc, Timestamp t
 }
 }  // namespace detail
 
-/// Leave of `region`: closes the innermost open frame of `region`, repairing frames above it.
-PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void leave(Location* loc, RegionId region, std::uintptr_t cfa) {
+/// Leave of `region` at clock(): closes the innermost open frame of `region`, repairing frames above it.
+template <class Clock>
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void leave_at(Location* loc, RegionId region, std::uintptr_t cfa, Clock clock) {
   if (PROF_UNLIKELY(loc->unwind_check)) unwind_to(loc, cfa);
   std::uint32_t d = loc->depth;
   if (PROF_LIKELY(d != 0 && loc->frames[d - 1].region == region)) {
-    if (loc->frames[d - 1].recorded && (loc->tracing | loc->profiling)) detail::pop(loc, timer::now());
+    if (loc->frames[d - 1].recorded && (loc->tracing | loc->profiling)) detail::pop(loc, clock());
     else loc->depth = d - 1;
     return;
   }
-  detail::leave_repair(loc, region, timer::now());
+  detail::leave_repair(loc, region, clock());
+}
+
+/// Leave of `region` now.
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void leave(Location* loc, RegionId region, std::uintptr_t cfa) {
+  leave_at(loc, region, cfa, Now{});
+}
+
+namespace detail {
+/// Replays the events signal handlers deferred while the thread was inside prof.
+PROF_COLD void drain_deferred(Location* loc);
+}  // namespace detail
+
+/// After a hook cleared loc->busy: events that signal handlers deferred meanwhile (rare).
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void after_hook(Location* loc) {
+  if (PROF_UNLIKELY(loc->deferred_count.load(std::memory_order_relaxed) != 0)) detail::drain_deferred(loc);
+}
+
+/// In a hook that found its thread inside prof (a signal handler interrupted prof): keeps the
+/// event for after_hook. False when there is no room (the caller counts it as dropped).
+PROF_NO_INSTRUMENT inline bool defer(Location* loc, void (*replay)(Location*, const DeferredEvent&), std::uintptr_t key,
+                                     std::uintptr_t cfa, bool is_enter) {
+  std::uint32_t n = loc->deferred_count.load(std::memory_order_relaxed);
+  do {
+    if (n >= kDeferredEvents) return false;
+  } while (!loc->deferred_count.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+  // The slot is ours; nothing reads it before this handler returns (a drain runs only outside
+  // signal handlers that interrupted prof, and a nested handler takes the next slot).
+  loc->deferred[n] = DeferredEvent{replay, key, cfa, timer::now(), is_enter};
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  return true;
 }
 
 /// A record with one payload value (thread and lock events, BufferFlush, ProgramEnd). False when
@@ -172,6 +219,7 @@ class InProf {
     if (loc) {
       std::atomic_signal_fence(std::memory_order_seq_cst);
       loc->busy = false;
+      after_hook(loc);
     }
   }
   InProf(const InProf&) = delete;

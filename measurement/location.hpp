@@ -2,6 +2,7 @@
 // Location: one per thread. Holds the trace buffer, the region cache and the shadow stack.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -71,15 +72,32 @@ enum class LocationType : std::uint8_t {
   GpuStream,  ///< a GPU stream (OTF2 ACCELERATOR_STREAM), in an accelerator location group
 };
 
+struct Location;
+
+/// A compiler hook's event that came while its thread was inside prof (a signal handler that
+/// interrupted a hook): kept with its time and replayed when the interrupted hook is done.
+struct DeferredEvent {
+  void (*replay)(Location*, const DeferredEvent&);  ///< the hook's own region lookup and event
+  std::uintptr_t key;   ///< what the hook was called with (function address, plugin descriptor)
+  std::uintptr_t cfa;
+  Timestamp time;
+  bool enter;
+};
+/// Room for the events of nested signal handlers per location; more are counted as dropped.
+constexpr std::uint32_t kDeferredEvents = 128;
+
 struct Location {
   // Hot fields, touched by every event.
-  bool busy = false;     ///< inside prof on this thread: a re-entered event is dropped
+  bool busy = false;     ///< inside prof on this thread: a re-entered event is deferred
   bool active = true;    ///< false once the location ended or measurement stopped
   bool tracing = false;
   bool profiling = false;
   bool unwind_check = false;  ///< a longjmp happened: drop frames deeper than the next event
   bool cache_stale = false;   ///< code was unloaded (dlclose): empty the region cache first
   std::uint8_t metric_count = 0;  ///< metric values read at each recorded Enter/Leave (0: none)
+  /// Events deferred from signal handlers (deferred[0..n)), replayed after the hook they
+  /// interrupted (events.hpp, after_hook). Written by the handler, emptied by the owner.
+  std::atomic<std::uint32_t> deferred_count{0};
   RegionCache cache;
   EventBuffer trace;
   Frame* frames = nullptr;
@@ -121,7 +139,8 @@ struct Location {
   // Counters, reported once at finalize.
   std::uint64_t repairs = 0;            ///< Leaves written for frames whose exit hook never ran
   std::uint64_t unmatched_leaves = 0;   ///< Leave without an open frame of its region
-  std::uint64_t dropped_reentries = 0;  ///< events inside prof itself (signals), dropped
+  std::uint64_t dropped_reentries = 0;  ///< events inside prof itself (signals) that could not be deferred
+  std::uint64_t replayed_events = 0;    ///< events from signal handlers, deferred and replayed
   std::uint64_t closed_at_end = 0;      ///< frames still open when the thread or process ended
   std::uint64_t flushes = 0;
   std::uint64_t profile_folded = 0;     ///< visits to call paths not created for lack of memory
@@ -138,6 +157,7 @@ struct Location {
   void* sampler = nullptr;
   EventBuffer sample_buffer;           ///< the samples when there is no trace (profile only)
   std::vector<RegionId>* replay = nullptr;
+  DeferredEvent deferred[kDeferredEvents];  ///< see deferred_count
   std::uint64_t samples = 0;           ///< written as RawSample
   std::uint64_t samples_in_prof = 0;   ///< landed inside prof itself (not the user's code)
   std::uint64_t samples_dropped = 0;   ///< no buffer space

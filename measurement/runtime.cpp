@@ -54,6 +54,8 @@ extern "C" const char* const prof_instrument_filters[] __attribute__((weak));
 namespace prof::runtime {
 
 namespace {
+thread_local bool t_creating_own_thread = false;
+
 
 // OTF2 event chunks of 4 MiB: OTF2's file layer copies every smaller write into a hidden
 // 4 MiB malloc'ed buffer per open file, but writes chunks of at least that size straight to
@@ -99,7 +101,7 @@ std::atomic<bool> g_finalize_done{false};  // the write-out is over
 std::atomic<bool> g_finalize_started{false};  // finalize runs (its adapters' part comes before g_finalized)
 std::atomic<bool> g_forked_child{false};      // a fork's child: measurement is off, signals take their default action
 std::atomic<std::size_t> g_sample_chunks{0};  // pool chunks holding samples kept without a trace
-std::atomic<int> g_pending_signal{0};      // SIGTERM/SIGINT that came during the write-out
+std::atomic<int> g_pending_signal{0};      // a stop signal that came during the write-out
 
 void release_chunk(void* c) { g_state->events.release(c); }
 // For buffers that are done for good: the memory goes back to the system too.
@@ -411,52 +413,163 @@ void atfork_child() {
   if (Location* loc = tls_location) loc->active = false;
 }
 
-// A crash or a kill must not lose what was measured: fatal signals write the data, then the
-// signal is re-raised with its default action, so the exit status stays the program's. Best
-// effort: the crash may have happened while a lock was held, so a watchdog alarm ends a hung
-// write-out. Only signals whose disposition is still the default at init are taken; handlers
-// the program installs later replace ours.
-constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGQUIT};
+// A crash or a kill must not lose what was measured. The handler itself does almost nothing: it
+// hands the signal to the signal writer, a thread of prof's own (created at init, every signal
+// blocked, no location), which writes the data in normal thread context. The handler must not do
+// that work: the interrupted code may hold a lock the write-out needs (prof's State mutex during
+// a flush, malloc's arena lock), and the handler would wait for it forever.
+// - Stop signals (the batch system's TERM/HUP/XCPU/USR1/USR2 before its kill, Ctrl-C's INT,
+//   QUIT): the handler returns at once; the interrupted code goes on (a flush it was in
+//   finishes and lets the writer have the lock) while recording is off; the writer writes
+//   everything, then re-raises the signal with its default action, so the exit status stays
+//   the signal's.
+// - Faults (SEGV, BUS, ILL, FPE, ABRT): the thread cannot go on; its handler waits until the
+//   writer is done (a watchdog alarm ends a write-out the crash left hung), then re-raises.
+// Only signals whose disposition is still the default at init are taken; handlers the program
+// installs later replace ours. Without the writer thread (it could not be created), the handler
+// writes the data itself, as before.
+constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2};
+
+bool is_fault(int sig) {
+  for (int f : kFaultSignals)
+    if (f == sig) return true;
+  return false;
+}
+
+int g_writer_pipe[2] = {-1, -1};        // handler -> signal writer: the signal number
+std::atomic<bool> g_writer_running{false};
+std::atomic<pid_t> g_finalize_tid{0};   // the thread running finalize
+
+/// The signal's default action, now, on the calling thread (blocked in the writer: unblocked).
+[[noreturn]] void die_by(int sig) {
+  ::signal(sig, SIG_DFL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+  ::raise(sig);
+  // A fault's default action takes effect when the faulting instruction runs again; a
+  // stop signal's at the raise. Should neither happen, end the process with the status a
+  // shell gives a signal.
+  ::_exit(128 + sig);
+}
+
+void stopped_message(int sig) {
+  char msg[192];
+  int n = std::snprintf(msg, sizeof msg, "prof: error: the program was stopped by signal %d (%s); writing the data measured so far\n",
+                        sig, strsignal(sig));
+  if (n > 0) { ssize_t w = ::write(2, msg, static_cast<std::size_t>(n)); (void)w; }
+}
+
+void* signal_writer(void*) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  for (;;) {
+    int sig = 0;
+    const ssize_t n = ::read(g_writer_pipe[0], &sig, sizeof sig);
+    if (n != static_cast<ssize_t>(sizeof sig)) {
+      if (n < 0 && errno == EINTR) continue;
+      g_writer_running.store(false);
+      return nullptr;
+    }
+    stopped_message(sig);
+    g_in_signal.store(true);  // no collectives with other processes from here on
+    finalize(128 + sig);
+    if (!is_fault(sig)) die_by(sig);  // a fault: the faulting thread re-raises it
+  }
+}
+
+void start_signal_writer() {
+  if (::pipe2(g_writer_pipe, O_CLOEXEC) != 0) return;
+  ::fcntl(g_writer_pipe[1], F_SETFL, O_NONBLOCK);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t t;
+  t_creating_own_thread = true;  // the pthread adapter lets prof's own thread pass
+  const int rc = pthread_create(&t, &attr, &signal_writer, nullptr);
+  t_creating_own_thread = false;
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    ::close(g_writer_pipe[0]);
+    ::close(g_writer_pipe[1]);
+    g_writer_pipe[0] = g_writer_pipe[1] = -1;
+    log::warning("cannot start prof's signal thread (%s); a signal's write-out then runs in the signal handler", std::strerror(rc));
+    return;
+  }
+  pthread_setname_np(t, "prof-signals");
+  g_writer_running.store(true);
+}
+
+/// Waits (async-signal-safe) until the write-out is over; the watchdog alarm bounds it.
+void wait_for_write_out() {
+  while (!g_finalize_done.load()) {
+    struct timespec ts = {0, 1000000};
+    ::nanosleep(&ts, nullptr);
+  }
+}
 
 void on_fatal_signal(int sig) {
-  static std::atomic<int> in_handler{0};
-  if (g_forked_child.load()) {  // nothing of prof's to write in a fork's child
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
-    return;
+  static std::atomic<int> taken{0};
+  const int saved = errno;
+  if (g_forked_child.load()) die_by(sig);  // nothing of prof's to write in a fork's child
+  const bool fault = is_fault(sig);
+  if (g_finalize_started.load() || taken.load()) {
+    // The write-out runs already (the program ended, or an earlier signal).
+    if (!fault) {
+      // mpirun stops the job because another rank failed, or a second batch signal: let the
+      // write-out finish; the signal takes effect at its end.
+      g_in_signal.store(true);
+      int none = 0;
+      g_pending_signal.compare_exchange_strong(none, sig);
+      errno = saved;
+      return;
+    }
+    // The write-out crashed itself: nothing more to save. Another thread crashed meanwhile:
+    // the data first.
+    if (static_cast<pid_t>(::gettid()) != g_finalize_tid.load()) wait_for_write_out();
+    die_by(sig);
   }
-  if ((sig == SIGTERM || sig == SIGINT) && g_finalize_started.load() && !g_finalize_done.load() && in_handler.load() == 0) {
-    // The write-out is already running (the program ended; mpirun now stops the job because
-    // another rank failed): let it finish quickly instead of dying with the data unwritten; the
-    // signal takes effect when it is over (end of finalize).
-    g_in_signal.store(true);
-    g_pending_signal.store(sig);
-    return;
-  }
-  if (in_handler.exchange(1) == 0 && !g_finalize_started.load()) {
-    char msg[160];
-    int n = std::snprintf(msg, sizeof msg, "prof: error: the program was stopped by signal %d (%s); writing the data measured so far\n",
-                          sig, strsignal(sig));
-    if (n > 0) { ssize_t w = ::write(2, msg, static_cast<std::size_t>(n)); (void)w; }
+  if (taken.exchange(1) == 0) {
+    if (g_writer_running.load()) {
+      if (fault) ::alarm(30);
+      const ssize_t w = ::write(g_writer_pipe[1], &sig, sizeof sig);
+      if (w == static_cast<ssize_t>(sizeof sig)) {
+        if (!fault) {
+          errno = saved;
+          return;  // the interrupted code goes on; the writer raises the signal when done
+        }
+        wait_for_write_out();
+        die_by(sig);
+      }
+    }
+    // No writer thread: the write-out runs here, best effort (it may wait for a lock the
+    // interrupted code holds: the watchdog alarm ends that).
+    stopped_message(sig);
     ::alarm(30);
     g_in_signal.store(true);
     if (Location* loc = tls_location) loc->busy = false;  // the handler may interrupt a hook
     finalize(128 + sig);
   }
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
+  die_by(sig);
 }
 
 void install_signal_handlers() {
-  for (int sig : kFatalSignals) {
+  bool any = false;
+  const auto take = [&](int sig) {
     struct sigaction old {};
-    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) return;
     struct sigaction sa {};
     sa.sa_handler = &on_fatal_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-    ::sigaction(sig, &sa, nullptr);
-  }
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART;
+    any = ::sigaction(sig, &sa, nullptr) == 0 || any;
+  };
+  for (int sig : kFaultSignals) take(sig);
+  for (int sig : kStopSignals) take(sig);
+  if (any) start_signal_writer();
 }
 
 // Resident memory now and at its peak (KiB), for PROF_VERBOSE=2.
@@ -868,6 +981,12 @@ void finalize_adapters() {
     if ((*a)->finalize) (*a)->finalize();
 }
 
+  const auto wait_busy = [&] {
+    for (Location* loc : locs) {
+      if (loc == self) continue;
+      for (int i = 0; i < 10000 && loc->busy && !loc->ended; ++i) ::usleep(1);
+    }
+  };
 /// Stops recording everywhere, then waits (bounded) for threads still inside a hook, so their
 /// buffers are read only up to what they committed. The locations, in creation order: a
 /// location's position in its process is its index (RMA ranks rely on it).
@@ -884,16 +1003,17 @@ std::vector<Location*> stop_recording(State& s, const Location* self) {
   // A hook that read the flags just before they changed still finishes its event: give such
   // hooks a grace period (hooks take well under a microsecond), then wait for any still busy.
   ::usleep(1000);
-  for (Location* loc : locs) {
-    if (loc == self) continue;
-    for (int i = 0; i < 10000 && loc->busy && !loc->ended; ++i) ::usleep(1);
-  }
+  wait_busy();
+  // A thread in the middle of a flush (the signal writer stops a run that was flushing) holds the
+  // mutex until its buffer is written; then it stores the event that asked for room and leaves.
+  { std::lock_guard<std::mutex> lock(s.mutex); }
+  wait_busy();
   return locs;
 }
 
 /// What the locations counted during the run, summed for the end-of-run lines.
 struct RunCounts {
-  std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0;
+  std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0, replayed = 0;
   std::uint64_t samples = 0, samples_in_prof = 0, samples_dropped = 0, sample_ticks = 0;
 };
 
@@ -903,6 +1023,7 @@ RunCounts close_locations(const std::vector<Location*>& locs, int exit_status) {
   const Timestamp end = timer::now();
   RunCounts c;
   for (Location* loc : locs) {
+    c.replayed += loc->replayed_events;
     if (!loc->ended) {
       c.closed += close_all_frames(loc, end);
       metrics::thread_end(loc);  // the calling thread's own: its last values (others keep theirs)
@@ -1149,7 +1270,11 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
                  c.lost, s.writer.stats().dropped_leaves, s.writer.stats().closed_regions);
   if (s.spilled_bytes)
     log::info(1, "%" PRIu64 " bytes of events were parked in spill files before the experiment directory existed", s.spilled_bytes);
-  if (c.reentries) log::info(1, "%" PRIu64 " events from inside prof itself (signal handlers) were dropped", c.reentries);
+  if (c.replayed) log::info(1, "%" PRIu64 " events of signal handlers that interrupted prof were recorded after it", c.replayed);
+  if (c.reentries)
+    log::warning("%" PRIu64 " events of signal handlers that interrupted prof were dropped (more than %u nested at once, or "
+                 "after the measurement ended); their functions' visits are missing",
+                 c.reentries, kDeferredEvents);
   if (c.closed) log::info(1, "%" PRIu64 " frames were still open at the end and were closed", c.closed);
   log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", c.repairs, c.unmatched, c.closed);
 }
@@ -1158,7 +1283,15 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
 
 void finalize(int exit_status) {
   State* s = g_state;
-  if (!s || g_finalized.load() || g_finalize_started.exchange(true)) return;
+  if (!s || g_forked_child.load()) return;  // a fork's child writes nothing
+  if (g_finalize_started.exchange(true)) {
+    // Another thread writes (the signal writer, or a thread that called exit): the process must
+    // not end before that is done. Its own later calls (the exit handler after a signal's
+    // write-out) return at once.
+    if (static_cast<pid_t>(::gettid()) != g_finalize_tid.load()) wait_for_write_out();
+    return;
+  }
+  g_finalize_tid.store(static_cast<pid_t>(::gettid()));
   finalize_adapters();
   g_finalized.store(true);
   int saved = errno;
@@ -1178,10 +1311,7 @@ void finalize(int exit_status) {
   if (self) self->busy = false;
   errno = saved;
   g_finalize_done.store(true);
-  if (const int sig = g_pending_signal.exchange(0)) {  // stopped during the write-out: now
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
-  }
+  if (const int sig = g_pending_signal.exchange(0)) die_by(sig);  // stopped during the write-out: now
 }
 
 }  // namespace prof::runtime

@@ -80,6 +80,10 @@ RegionId memory_full_region(bool define);
 /// table now and in each thread's cache before its next event. Any thread; locks.
 void code_unloaded();
 
+/// True while prof creates a thread of its own (the signal writer): the pthread adapter lets it
+/// pass without a location or events.
+extern thread_local bool t_creating_own_thread;
+
 /// Next ThreadCreate sequence number (1, 2, ...). Any thread.
 std::uint64_t next_thread_seq();
 

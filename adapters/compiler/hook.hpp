@@ -4,6 +4,7 @@
 // of the region the hook's own lookup gives. The two adapters differ only in that lookup.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -19,6 +20,29 @@ namespace prof::compiler_hook {
 /// `Lookup` is a class with `static RegionId region(Location*, Key)` (the region, or
 /// regions::kFiltered: nothing recorded) and `static constexpr bool kAddressCache` (the lookup
 /// uses the per-thread address cache, which dlclose can make stale).
+/// The region of `key` and its event at clock(). Owner thread, busy set.
+template <class Lookup, class Key, class Clock>
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void lookup_and_record(Location* loc, Key key, std::uintptr_t cfa, bool is_enter, Clock clock) {
+  if (Lookup::kAddressCache && loc->cache_stale) {
+    loc->cache_stale = false;
+    loc->cache.clear();
+  }
+  const RegionId r = Lookup::region(loc, key);
+  if (r != regions::kFiltered) {
+    if (is_enter) enter_at(loc, r, cfa, clock);
+    else leave_at(loc, r, cfa, clock);
+  }
+}
+
+/// An event a signal handler's hook deferred (the handler interrupted prof on this thread),
+/// replayed by after_hook with its own time, no earlier than what the trace holds already.
+template <class Lookup, class Key>
+PROF_COLD PROF_NO_INSTRUMENT void replay(Location* loc, const DeferredEvent& e) {
+  Timestamp t = e.time;
+  if (loc->tracing) t = std::max(t, loc->trace.last_time());
+  lookup_and_record<Lookup>(loc, reinterpret_cast<Key>(e.key), e.cfa, e.enter, At{t});
+}
+
 template <class Lookup, class Key>
 PROF_COLD PROF_NO_INSTRUMENT void slow(Key key, std::uintptr_t cfa, bool is_enter) {
   // First event of a thread, re-entry from a signal handler, a stale cache, or measurement off.
@@ -26,22 +50,17 @@ PROF_COLD PROF_NO_INSTRUMENT void slow(Key key, std::uintptr_t cfa, bool is_ente
   Location* loc = current_location();
   if (!loc || !loc->active || !g_compiler_hooks_on) return;
   if (loc->busy) {
-    ++loc->dropped_reentries;
+    // A signal handler's function while this thread is inside prof: recorded after the hook
+    // it interrupted (after_hook), nested where the handler ran.
+    if (!defer(loc, &replay<Lookup, Key>, reinterpret_cast<std::uintptr_t>(key), cfa, is_enter)) ++loc->dropped_reentries;
     return;
   }
   loc->busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (Lookup::kAddressCache && loc->cache_stale) {
-    loc->cache_stale = false;
-    loc->cache.clear();
-  }
-  const RegionId r = Lookup::region(loc, key);
-  if (r != regions::kFiltered) {
-    if (is_enter) enter(loc, r, cfa);
-    else leave(loc, r, cfa);
-  }
+  lookup_and_record<Lookup>(loc, key, cfa, is_enter, Now{});
   std::atomic_signal_fence(std::memory_order_seq_cst);
   loc->busy = false;
+  after_hook(loc);
 }
 
 /// Hot path: no locks, no allocation, no errno changes.
@@ -65,6 +84,7 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void event(Key key, std::uintptr_t 
   }
   std::atomic_signal_fence(std::memory_order_seq_cst);
   loc->busy = false;
+  after_hook(loc);
 }
 
 }  // namespace prof::compiler_hook

@@ -211,7 +211,8 @@ PROF_API extern const prof_adapter prof_adapter_pthread = {"pthread", &adapter_i
 
 PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_create)(pthread_t* thread, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
   create_fn rc = PROF_REAL(pthread_create, r_create);
-  if (!g_create_on) return rc(thread, attr, fn, arg);  // also false when the adapter is not linked
+  // also false when the adapter is not linked; prof's own thread (the signal writer) is no location
+  if (!g_create_on || prof::runtime::t_creating_own_thread) return rc(thread, attr, fn, arg);
   // A runtime's own threads (the CUDA driver's, CUPTI's) are not the program's: no location.
   if (prof::runtime::creates_ignored_threads(__builtin_return_address(0))) return rc(thread, attr, fn, arg);
   prof::InProf in;

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A SIGALRM handler that calls instrumented functions, 2,000 times, while the main thread calls a
+// filtered function without pause: most signals land inside prof's hooks (a filtered function
+// still runs them). Prints how many times the handler ran.
+#include <signal.h>
+#include <stdio.h>
+#include <sys/time.h>
+
+static volatile sig_atomic_t handled;
+static volatile unsigned long sink;
+
+__attribute__((noinline)) void in_handler(int i) { sink += (unsigned long)i; }
+__attribute__((noinline)) void work(int i) { sink ^= (unsigned long)i; }
+
+static void on_alarm(int sig) {
+  (void)sig;
+  in_handler(handled);
+  handled = handled + 1;
+}
+
+int main(void) {
+  struct sigaction sa = {0};
+  sa.sa_handler = on_alarm;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval it = {{0, 200}, {0, 200}};
+  setitimer(ITIMER_REAL, &it, NULL);
+  while (handled < 2000)
+    for (int i = 0; i < 100; ++i) work(i);
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  printf("handled %d\n", (int)handled);
+  return 0;
+}
