@@ -134,6 +134,7 @@ struct Location {
   std::uint64_t create_seq = 0;   ///< ThreadCreate sequence number that made it, 0 = none
   bool ended = false;             ///< thread exited; buffer no longer written
   bool converted = false;         ///< its events are in the OTF2 archive and its writer closed
+  bool samples_resolved = false;  ///< finalize resolved the samples its trace holds (before the profile)
   std::uint64_t lost_events = 0;  ///< no memory for even one chunk
 
   // Counters, reported once at finalize.

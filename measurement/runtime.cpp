@@ -336,7 +336,7 @@ bool convert_locked(State& s, Location* loc, bool close) {
   if (!ready_locked(s)) return false;
   if (loc->converted) return true;
   if (s.trace_abandoned) {
-    sampling::resolve(loc, loc->trace, false);  // the profile keeps the samples
+    if (!loc->samples_resolved) sampling::resolve(loc, loc->trace, false);  // the profile keeps the samples
     ::unlink(spill_path(loc).c_str());
     if (close) {
       loc->trace.release_all(give_back_chunk);
@@ -349,7 +349,7 @@ bool convert_locked(State& s, Location* loc, bool close) {
   if (!s.writer.is_open()) return false;
   unspill_locked(s, loc);
   s.bytes_recorded += loc->trace.bytes();
-  sampling::resolve(loc, loc->trace, true);
+  if (!loc->samples_resolved) sampling::resolve(loc, loc->trace, true);
   if (!s.writer.write_events(loc->global_id, loc->trace, false))
     log::error("writing the trace of location %u failed: %s", loc->index, s.writer.last_error().c_str());
   if (close) {
@@ -474,7 +474,7 @@ void* signal_writer(void*) {
       g_writer_running.store(false);
       return nullptr;
     }
-    stopped_message(sig);
+    log::error("the program was stopped by signal %d (%s); writing the data measured so far", sig, strsignal(sig));
     g_in_signal.store(true);  // no collectives with other processes from here on
     finalize(128 + sig);
     if (!is_fault(sig)) die_by(sig);  // a fault: the faulting thread re-raises it
@@ -815,7 +815,9 @@ void end_location(Location* loc) {
 
 Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
   State* s = g_state;
-  if (!s || !loc->tracing || g_finalized.load(std::memory_order_relaxed)) {
+  // After the stop only finalize writes (the Leaves of open frames, ProgramEnd): it may flush.
+  const bool finalizing = g_finalized.load(std::memory_order_relaxed);
+  if (!s || !loc->tracing || (finalizing && static_cast<pid_t>(::gettid()) != g_finalize_tid.load())) {
     ++loc->lost_events;
     return nullptr;
   }
@@ -825,7 +827,7 @@ Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
   }
   {
     std::lock_guard<std::mutex> lock(s->mutex);
-    if (!g_finalized.load()) flush_locked(*s, loc, t);
+    if (!g_finalized.load() || finalizing) flush_locked(*s, loc, t);
   }
   if (loc->trace.has_chunk())
     if (Record* r = loc->trace.try_reserve(slots)) return r;
@@ -1156,6 +1158,20 @@ void write_trace(State& s, const std::vector<Location*>& locs, bool together, co
   log_rss("after writing the definitions");
 }
 
+/// The samples still in trace buffers (and spill files, which come first) give the profile their
+/// hits now, before the profile is written; the trace conversion later leaves them as they are.
+void resolve_trace_samples(State& s, const std::vector<Location*>& locs) {
+  if (!sampling::on()) return;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  for (Location* loc : locs) {
+    if (!loc->tracing || loc->converted || loc->samples_resolved) continue;
+    if (!s.trace_abandoned && ::access(spill_path(loc).c_str(), F_OK) == 0 && ready_locked(s) && s.writer.is_open())
+      unspill_locked(s, loc);
+    sampling::resolve(loc, loc->trace, !s.trace_abandoned);
+    loc->samples_resolved = true;
+  }
+}
+
 /// Builds the call-path profile (with the samples kept without a trace), merges the ranks' into
 /// one on rank 0, writes it (PROF_ENABLE_PROFILING) and the summary table (PROF_SUMMARY).
 void write_profile(State& s, const std::vector<Location*>& locs, bool together, Timestamp last) {
@@ -1304,8 +1320,13 @@ void finalize(int exit_status) {
   const Timestamp last = timer::now();
   const bool together = meet_other_processes(*s);
   const ClockOffsets offsets = final_clock_offsets(*s, together, last);
+  // The profile first: it is small and quick, so a full disk or mpirun's kill after a failed
+  // rank, which may cut the trace's write short, leaves it whole.
+  if (config::g_values.enable_profiling || config::g_values.summary) {
+    resolve_trace_samples(*s, locs);
+    write_profile(*s, locs, together, last);
+  }
   if (config::g_values.enable_tracing) write_trace(*s, locs, together, offsets, last);
-  if (config::g_values.enable_profiling || config::g_values.summary) write_profile(*s, locs, together, last);
   report_profile_limits(*s, locs);
   report_end_of_run(*s, locs, counts);
   if (self) self->busy = false;

@@ -721,7 +721,10 @@ int user_finalize() {
 
 bool user_finalized() { return g_user_finalized.load(); }
 
-void user_abort() { g_aborted.store(true); }
+void user_abort(int errorcode) {
+  g_aborted.store(true);
+  api::finalize(errorcode);  // alone: arrive() answers at once that MPI_Abort was called
+}
 
 }  // namespace prof::mpi
 

@@ -125,7 +125,8 @@ void after_init();
 int user_finalize();
 /// What MPI_Finalized answers: true once the user called MPI_Finalize.
 bool user_finalized();
-/// MPI_Abort is being called: the job ends now; nothing collective may run any more.
-void user_abort();
+/// MPI_Abort is being called: the job ends now; nothing collective may run any more. This rank
+/// writes what it measured (its own profile and trace events, unmerged) before PMPI_Abort.
+void user_abort(int errorcode);
 
 }  // namespace prof::mpi

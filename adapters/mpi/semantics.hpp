@@ -74,7 +74,7 @@ struct Finalized : None {
 };
 
 struct Abort : None {
-  static void pre(const Call&, MPI_Comm&, int&) { user_abort(); }
+  static void pre(const Call&, MPI_Comm&, int& errorcode) { user_abort(errorcode); }
 };
 
 // ---- Point to point ----

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# MPI runs with a failed rank (issue 15, defect 8), 3 ranks, tracing on, each case 3 times:
+#   segv:  rank 1 crashes; mpirun stops the others, which wait in MPI_Barrier;
+#   abort: rank 1 calls MPI_Abort (before the fix it wrote nothing at all);
+#   kill:  every rank works until mpirun itself gets SIGTERM (a batch system's time limit).
+# Every rank's own profile must be kept, complete (cubex_check.py where present, else prof-score
+# reads it) and hold its 5,000 visits of step(), and the experiment is marked incomplete.
+# Before the fix a healthy rank's profile was missing in about half of such runs (it was written
+# after the trace, racing mpirun's SIGKILL).
+source "$ROBUSTNESS_SRC/common.sh"
+command -v mpicc >/dev/null 2>&1 || skip "mpicc is not installed"
+command -v mpirun >/dev/null 2>&1 || skip "mpirun is not installed"
+"$prof_bin/prof-mpicc" -O1 "$ROBUSTNESS_SRC/progs/mpi_fail.c" -o app || fail "prof-mpicc cannot build mpi_fail.c"
+ulimit -c 0
+for mode in segv abort kill; do
+  for round in 1 2 3; do
+    exp=exp_${mode}_$round
+    arg=$mode
+    set +e
+    if [ $mode = kill ]; then
+      # mpirun forwards SIGTERM to the ranks (then SIGKILL after a grace period)
+      timeout -s TERM 2 mpirun --oversubscribe -np 3 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=$exp \
+        ./app spin >out 2>&1
+    else
+      timeout 60 mpirun --oversubscribe -np 3 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=$exp \
+        -x PROF_MPI_FINALIZE_TIMEOUT=1 ./app $arg >out 2>&1
+    fi
+    rc=$?
+    set -e
+    [ $rc -ne 0 ] || fail "$mode: the job did not fail"
+    [ $rc -ne 124 ] || [ $mode = kill ] || fail "$mode: the job hung"
+    for r in 0 1 2; do
+      if [ $mode = segv ] && [ $r = 1 ]; then continue; fi  # the crashed rank: best effort
+      cubex=$exp/profile.rank$r.cubex
+      [ -s $cubex ] || fail "$mode round $round: rank $r's profile is missing: $(ls $exp | tr '\n' ' '); $(grep prof: out | head -8)"
+      check_profile $cubex --expect-region step
+      if have_cubex_check; then
+        v=$(/usr/bin/python3 "$tools/cubex_check.py" $cubex --dump | awk '$1 == "visits" && $4 ~ /\/step$/ { s += $NF } END { print s + 0 }')
+        [ "$v" -ge 5000 ] || fail "$mode round $round: rank $r's profile has $v visits of step, expected at least 5000"
+      fi
+      [ -f $exp/incomplete.rank$r ] || fail "$mode round $round: rank $r wrote no incomplete.rank$r marker"
+    done
+    [ ! -e $exp/profile.cubex ] || fail "$mode: a failed job wrote a merged profile.cubex"
+    echo "$mode round $round: exit status $rc; kept: $(ls $exp | grep -c 'profile.rank') rank profiles"
+    rm -rf $exp
+  done
+done
+echo "ok: every surviving rank kept its profile"
