@@ -331,7 +331,8 @@ std::string unknown_variable_warning(std::string_view name) {
       }
     }
   }
-  std::string out = std::string(name) + " is not a known variable; ";
+  // The name as the environment has it, control characters escaped: the warning stays one line.
+  std::string out = shown(name) + " is not a known variable; ";
   return out + (best.empty() ? "run prof-info config-vars for the list" : "did you mean " + best + "?");
 }
 

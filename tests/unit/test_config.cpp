@@ -352,6 +352,15 @@ TEST_CASE("load() applies the environment and stops at the first error", "[confi
     REQUIRE(warnings.size() == 1);
     CHECK(warnings[0] == "PROF_VERBOS is not a known variable; did you mean PROF_VERBOSE?");
   }
+
+  SECTION("an unknown name's control characters are escaped: the warning stays one line") {
+    // Found by tests/fuzz/fuzz_config (corpus/config/crash-unknown-name-control-characters).
+    const char* const envp[] = {"PROF_PROFILING_MAX_CALLPATH\r\nDEPTH=1", nullptr};
+    CHECK(load(envp, &error, &warnings));
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0] == "PROF_PROFILING_MAX_CALLPATH\\x0d\\nDEPTH is not a known variable; did you mean "
+                         "PROF_PROFILING_MAX_CALLPATH_DEPTH?");
+  }
   reset();
 }
 
