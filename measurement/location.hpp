@@ -135,6 +135,9 @@ struct Location {
   bool ended = false;             ///< thread exited; buffer no longer written
   bool converted = false;         ///< its events are in the OTF2 archive and its writer closed
   bool samples_resolved = false;  ///< finalize resolved the samples its trace holds (before the profile)
+  /// Its thread ended and a later thread may take it (PROF_PTHREAD_REUSE_AFTER): its events are
+  /// written and its chunks back in the pool, its OTF2 location stays open.
+  bool parked = false;
   std::uint64_t lost_events = 0;  ///< no memory for even one chunk
 
   // Counters, reported once at finalize.
@@ -144,6 +147,7 @@ struct Location {
   std::uint64_t replayed_events = 0;    ///< events from signal handlers, deferred and replayed
   std::uint64_t closed_at_end = 0;      ///< frames still open when the thread or process ended
   std::uint64_t flushes = 0;
+  std::uint64_t reuses = 0;             ///< threads after the first that used it (PROF_PTHREAD_REUSE_AFTER)
   std::uint64_t profile_folded = 0;     ///< visits to call paths not created for lack of memory
   std::uint64_t profile_too_deep = 0;   ///< visits below PROF_PROFILING_MAX_CALLPATH_DEPTH, folded
   /// The same visits per call path at the cutoff (the profile's folded_visits), made on the

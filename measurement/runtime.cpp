@@ -53,9 +53,9 @@ extern "C" const char* const prof_instrument_filters[] __attribute__((weak));
 
 namespace prof::runtime {
 
-namespace {
 thread_local bool t_creating_own_thread = false;
 
+namespace {
 
 // OTF2 event chunks of 4 MiB: OTF2's file layer copies every smaller write into a hidden
 // 4 MiB malloc'ed buffer per open file, but writes chunks of at least that size straight to
@@ -71,6 +71,9 @@ struct State {
   ChunkPool otf2_blocks;      // OTF2's own event chunks
   otf2w::TraceWriter writer;
   std::vector<Location*> locations;
+  std::vector<Location*> parked;   // locations of ended threads that new threads may take
+  std::atomic<std::uint32_t> thread_locations{0};  // locations made for threads (detached ones not counted)
+  std::atomic<std::uint32_t> live_tracing{0};  // tracing locations whose threads run
   pthread_key_t key{};
   bool deferred = false;      // ready() will be called by an adapter (MPI)
   bool is_ready = false;
@@ -369,13 +372,13 @@ void flush_locked(State& s, Location* loc, Timestamp t) {
     if (written) loc->trace.clear(release_chunk);
     // Ended threads' buffers go to their spill files too, and their memory back to the pool.
     for (Location* other : s.locations)
-      if (other != loc && other->ended && !other->converted && other->trace.has_chunk() && spill_locked(s, other))
+      if (other != loc && other->ended && !other->parked && !other->converted && other->trace.has_chunk() && spill_locked(s, other))
         other->trace.release_all(give_back_chunk);
   } else {
     written = convert_locked(s, loc, false);
     // Threads that ended keep chunks nobody writes any more: hand them back too.
     for (Location* other : s.locations)
-      if (other != loc && other->ended && !other->converted) convert_locked(s, other, true);
+      if (other != loc && other->ended && !other->parked && !other->converted) convert_locked(s, other, true);
   }
   if (!written) return;
   ++s.flushes;
@@ -696,13 +699,59 @@ void init() {
   errno = saved;
 }
 
+namespace {
+
+/// The calling thread's side of a location it starts to use: metrics, adapters, sampling.
+void start_on_this_thread(State& s, Location* loc) {
+  metrics::thread_start(loc);  // before its first event
+  for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
+    if ((*a)->init_location) (*a)->init_location(loc);
+  pthread_setspecific(s.key, loc);
+  tls_location = loc;
+  sampling::thread_start(loc);
+}
+
+/// A parked location for the calling (new) thread, once the process has PROF_PTHREAD_REUSE_AFTER
+/// thread locations; nullptr when none. Its events so far are written; it continues with a
+/// fresh chunk and an empty stack, under the same OTF2 location and profile tree.
+Location* take_parked_location(State& s) {
+  Location* loc = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.parked.empty() || s.thread_locations < config::g_values.pthread_reuse_after) return nullptr;
+    loc = s.parked.back();
+    s.parked.pop_back();
+    loc->parked = false;
+  }
+  loc->depth = 0;
+  loc->current_node = &loc->root_node;
+  loc->profile_depth = 0;
+  loc->unwind_check = false;
+  loc->create_seq = 0;
+  loc->ended = false;
+  if (loc->tracing && !loc->trace.has_chunk()) {
+    if (void* c = s.events.acquire()) loc->trace.add_chunk(c, s.events.chunk_bytes());
+  }
+  ++loc->reuses;
+  if (loc->tracing) s.live_tracing.fetch_add(1, std::memory_order_relaxed);
+  loc->active = true;
+  start_on_this_thread(s, loc);
+  return loc;
+}
+
+}  // namespace
+
 Location* create_location() {
   State* s = g_state;
   if (!s || g_phase.load(std::memory_order_relaxed) != static_cast<int>(Phase::Within)) return nullptr;
   int saved = errno;
+  bool main_thread = ::gettid() == ::getpid();
+  if (Location* loc = main_thread ? nullptr : take_parked_location(*s)) {
+    errno = saved;
+    return loc;
+  }
   auto* loc = new Location;
   loc->index = s->next_index.fetch_add(1);
-  bool main_thread = ::gettid() == ::getpid();
   loc->name = main_thread ? "Master thread" : "Pthread thread " + std::to_string(loc->index);
   loc->tracing = config::g_values.enable_tracing;
   loc->profiling = config::g_values.enable_profiling || config::g_values.summary;  // PROF_SUMMARY needs the call tree
@@ -714,7 +763,7 @@ Location* create_location() {
     if (!c) {
       std::lock_guard<std::mutex> lock(s->mutex);
       for (Location* other : s->locations)
-        if (other->ended && !other->converted) convert_locked(*s, other, true);
+        if (other->ended && !other->parked && !other->converted) convert_locked(*s, other, true);
       c = s->events.acquire();
     }
     if (c) loc->trace.add_chunk(c, s->events.chunk_bytes());
@@ -724,13 +773,10 @@ Location* create_location() {
     // The id embeds the rank, which ready() may change (at MPI_Init) under the same lock.
     loc->global_id = (static_cast<std::uint64_t>(loc->index) << 32) | s->rank;
     s->locations.push_back(loc);
+    ++s->thread_locations;
   }
-  metrics::thread_start(loc);  // before its first event
-  for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
-    if ((*a)->init_location) (*a)->init_location(loc);
-  pthread_setspecific(s->key, loc);
-  tls_location = loc;
-  sampling::thread_start(loc);
+  if (loc->tracing) s->live_tracing.fetch_add(1, std::memory_order_relaxed);
+  start_on_this_thread(*s, loc);
   errno = saved;
   return loc;
 }
@@ -805,11 +851,38 @@ void end_location(Location* loc) {
   }
   loc->active = false;
   loc->ended = true;
-  if (loc->tracing && g_phase.load() == static_cast<int>(Phase::Within)) {
+  if (loc->tracing) s->live_tracing.fetch_sub(1, std::memory_order_relaxed);
+  bool park = false;
+  if (g_phase.load() == static_cast<int>(Phase::Within) && !loc->detached) {
     std::lock_guard<std::mutex> lock(s->mutex);
-    if (s->is_ready && !g_finalized.load()) convert_locked(*s, loc, true);
+    if (!g_finalized.load()) {
+      // A thread other than the first may hand its location to a later thread: its events are
+      // written now and its chunks go back to the pool; its OTF2 location stays open. Before the
+      // ready step (MPI: before MPI_Init) it is closed at the end instead, as are the others.
+      const bool can_park = loc->index != 0 && !was_busy && tls_location == loc &&
+                            (!loc->tracing || ((s->is_ready || !s->deferred) && ready_locked(*s) && !s->trace_abandoned));
+      if (can_park && (!loc->tracing || convert_locked(*s, loc, false))) {
+        loc->trace.release_all(release_chunk);
+        loc->parked = park = true;  // flushes leave it alone from now on
+      } else if (loc->tracing && s->is_ready) {
+        convert_locked(*s, loc, true);
+      }
+    }
   }
   loc->busy = was_busy;
+  if (park) {
+    // This thread may still run hooks (later thread-local destructors): from now on they reach an
+    // inert location, never the one a later thread takes. Then the location is free to take.
+    static Location* const inert = [] {
+      auto* l = new Location;
+      l->active = false;
+      l->ended = true;
+      return l;
+    }();
+    tls_location = inert;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (!g_finalized.load()) s->parked.push_back(loc);
+  }
   errno = saved;
 }
 
@@ -821,9 +894,18 @@ Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
     ++loc->lost_events;
     return nullptr;
   }
-  if (void* c = s->events.acquire()) {
-    loc->trace.add_chunk(c, s->events.chunk_bytes());
-    return loc->trace.try_reserve(slots);
+  // With other threads about, the last chunks of the pool are left to them (a new thread needs
+  // one for its first event): a thread holding several flushes its own instead. Without the
+  // reserve, one busy thread took the whole pool and every thread started after it lost events.
+  const std::uint32_t live = s->live_tracing.load(std::memory_order_relaxed);
+  const std::size_t others = (live > 1 ? live - 1 : 0) + (s->thread_locations.load(std::memory_order_relaxed) > 1 ? 1 : 0);
+  const std::size_t reserve = std::min(s->events.chunk_count() / 8, 2 * others);
+  const std::size_t free_chunks = s->events.chunk_count() - s->events.in_use();
+  if (free_chunks > reserve || loc->trace.chunk_count() < 2) {
+    if (void* c = s->events.acquire()) {
+      loc->trace.add_chunk(c, s->events.chunk_bytes());
+      return loc->trace.try_reserve(slots);
+    }
   }
   {
     std::lock_guard<std::mutex> lock(s->mutex);
@@ -871,7 +953,7 @@ bool profile_chunk(Location* loc) {
   if (free_chunks <= live) {
     if (loc->tracing) flush_locked(*s, loc, timer::now());
     for (Location* other : s->locations)
-      if (other != loc && other->ended && !other->converted && s->is_ready) convert_locked(*s, other, true);
+      if (other != loc && other->ended && !other->parked && !other->converted && s->is_ready) convert_locked(*s, other, true);
     free_chunks = s->events.chunk_count() - s->events.in_use();
     if (free_chunks <= live) return false;
   }
@@ -983,12 +1065,6 @@ void finalize_adapters() {
     if ((*a)->finalize) (*a)->finalize();
 }
 
-  const auto wait_busy = [&] {
-    for (Location* loc : locs) {
-      if (loc == self) continue;
-      for (int i = 0; i < 10000 && loc->busy && !loc->ended; ++i) ::usleep(1);
-    }
-  };
 /// Stops recording everywhere, then waits (bounded) for threads still inside a hook, so their
 /// buffers are read only up to what they committed. The locations, in creation order: a
 /// location's position in its process is its index (RMA ranks rely on it).
@@ -1004,6 +1080,12 @@ std::vector<Location*> stop_recording(State& s, const Location* self) {
   std::sort(locs.begin(), locs.end(), [](const Location* a, const Location* b) { return a->index < b->index; });
   // A hook that read the flags just before they changed still finishes its event: give such
   // hooks a grace period (hooks take well under a microsecond), then wait for any still busy.
+  const auto wait_busy = [&] {
+    for (Location* loc : locs) {
+      if (loc == self) continue;
+      for (int i = 0; i < 10000 && loc->busy && !loc->ended; ++i) ::usleep(1);
+    }
+  };
   ::usleep(1000);
   wait_busy();
   // A thread in the middle of a flush (the signal writer stops a run that was flushing) holds the
@@ -1025,7 +1107,6 @@ RunCounts close_locations(const std::vector<Location*>& locs, int exit_status) {
   const Timestamp end = timer::now();
   RunCounts c;
   for (Location* loc : locs) {
-    c.replayed += loc->replayed_events;
     if (!loc->ended) {
       c.closed += close_all_frames(loc, end);
       metrics::thread_end(loc);  // the calling thread's own: its last values (others keep theirs)
@@ -1041,6 +1122,7 @@ RunCounts close_locations(const std::vector<Location*>& locs, int exit_status) {
     c.unmatched += loc->unmatched_leaves;
     c.lost += loc->lost_events;
     c.reentries += loc->dropped_reentries;
+    c.replayed += loc->replayed_events;
   }
   return c;
 }

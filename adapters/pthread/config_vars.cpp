@@ -35,6 +35,19 @@ const Var kPthreadVars[] = {
      "default (docs/PERFORMANCE.md). So `mutex` and `cond` are opt-in, e.g. "
      "`PROF_PTHREAD_ENABLE=default,mutex,cond` or `PROF_PTHREAD_ENABLE=all`.",
      kPthreadMembers},
+    {"REUSE_AFTER", Type::Number, "16", &g_values.pthread_reuse_after,
+     "Thread locations after which new threads reuse those of ended threads.",
+     "Once the process has this many thread locations, a new thread takes the location of a "
+     "thread that ended, if there is one, instead of a new one: its ThreadBegin and ThreadEnd "
+     "follow the earlier thread's on that location, and the profile adds up their visits. "
+     "Programs that start and end many short threads (one per task) then keep a bounded "
+     "number of locations: their memory, the trace's readers (which need a buffer per "
+     "location) and the profile's size stay in proportion to the threads alive at once, not "
+     "to all threads ever started, and no event is lost for lack of memory (each location "
+     "that writes a trace holds an OTF2 buffer of 4 MiB until the end). 0 reuses from "
+     "the first ended thread on; the largest value, 4294967295, never reuses (one location "
+     "per thread, as Score-P does by default).",
+     nullptr, 0, 4294967295ull},
     {},
 };
 

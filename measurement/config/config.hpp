@@ -102,6 +102,7 @@ struct Values {
   std::uint64_t timer = 0;           ///< Timer option: 0 = auto, 1 = tsc, 2 = clock_gettime
   std::uint64_t verbose = 0;         ///< 0, 1 or 2
   std::uint64_t pthread_enable = 0;  ///< bits of PthreadFeature
+  std::uint64_t pthread_reuse_after = 16;  ///< PROF_PTHREAD_REUSE_AFTER
   std::uint64_t mpi_enable_groups = 0;  ///< bits of MpiGroup
   std::uint64_t mpi_finalize_timeout = 60;  ///< seconds
   std::string mpi_debug_clock_skew;         ///< "rank:ticks,..." (tests)
