@@ -5,7 +5,7 @@
 // /proc/self/fd. Checks beyond "no crash, no undefined behaviour, no leak": a failure gives one
 // non-empty line naming the file, and a profile that was read is consistent (every cnode's
 // region and parent exist, values sized call paths x locations, exclusive()/inclusive() sized
-// alike).
+// alike), and reading it again with `only` one metric gives the same call tree.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tools/cube4_reader.hpp"
 
@@ -78,5 +79,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   check(profile);
+  // Reading only some metrics (prof-score's --metric): the same profile, fewer metrics.
+  if (!profile.metrics.empty()) {
+    const std::vector<std::string> only = {profile.metrics.back().uniq_name, "no such metric"};
+    cube4::ReadProfile some;
+    if (!cube4::read(path, &some, &error, &only)) violated("a profile read once fails with `only`", error);
+    if (some.cnodes.size() != profile.cnodes.size() || some.metrics.empty() || some.metrics.size() > profile.metrics.size())
+      violated("`only` changed more than the metrics", error);
+    check(some);
+  }
   return 0;
 }
