@@ -25,8 +25,20 @@ namespace {
 
 namespace config = prof::config;
 
+/// At most 200 bytes of `s`, control characters as \xNN, for the line that explains an abort.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 200)) {
+    const auto u = static_cast<unsigned char>(c);
+    char hex[5];
+    std::snprintf(hex, sizeof hex, "\\x%02x", u);
+    out += (u < 0x20 || u == 0x7f) ? std::string(hex) : std::string(1, c);
+  }
+  return out;
+}
+
 [[noreturn]] void violated(const char* what, std::string_view detail) {
-  std::fprintf(stderr, "fuzz_config: %s: %s\n", what, config::quoted(detail).c_str());
+  std::fprintf(stderr, "fuzz_config: %s: '%s'\n", what, printable(detail).c_str());
   std::abort();
 }
 
@@ -102,6 +114,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // 3. The whole input as one value.
   if (!input.empty()) parse_one(vars[data[0] % vars.size()], input.substr(1));
-  check_message(config::quoted(input));
   return 0;
 }

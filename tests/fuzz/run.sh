@@ -71,17 +71,17 @@ for t in "${targets[@]}"; do
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -error_exitcode=1 -timeout_exitcode=1 \
          -print_final_stats=1 -artifact_prefix="$crashes/$t-" "${dict[@]}" "$work" "$corpus" >"$log" 2>&1 || rc=$?
   # "#123 DONE cov: ... exec/s: ..." and "Done 123 runs in 60 second(s)"
-  grep -E '^#[0-9]+[[:space:]]+DONE|^Done [0-9]+ runs' "$log" | sed "s/^/fuzz: $t: /" || true
+  grep -aE '^#[0-9]+[[:space:]]+DONE|^Done [0-9]+ runs' "$log" | sed "s/^/fuzz: $t: /" || true
   new=$(comm -13 <(echo "$before") <(ls "$crashes") | grep -v '^$' || true)
   if ((rc != 0)) || [ -n "$new" ]; then
     failed+=("$t")
-    grep -E '^==[0-9]+==ERROR|^SUMMARY|runtime error|fuzz_[a-z0-9]+: ' "$log" | head -n 5 | sed "s/^/fuzz: $t: /" || true
+    grep -aE '^==[0-9]+==ERROR|^SUMMARY|runtime error|fuzz_[a-z0-9]+: ' "$log" | head -n 5 | sed "s/^/fuzz: $t: /" || true
     if [ -n "$new" ]; then
       for f in $new; do
         echo "fuzz: $t FAILED (exit $rc); input saved as tests/fuzz/crashes/$f"
         echo "fuzz:   reproduce: $bin $crashes/$f"
       done
-      echo "fuzz:   once fixed: git mv tests/fuzz/crashes/<file> tests/fuzz/corpus/$t/ (every later run replays it)"
+      echo "fuzz:   once fixed: mv it to tests/fuzz/corpus/$t/<what-it-was> and git add it (every later run replays it)"
     else
       echo "fuzz: $t FAILED (exit $rc) without an input file; see $log"
       tail -n 20 "$log" | sed "s/^/fuzz: $t: /"
