@@ -66,6 +66,26 @@ bool escaped(std::string_view line, std::size_t pos) {
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
+/// `s` with control characters written as \t or \xNN, so that an error that quotes a token
+/// (a stray carriage return inside a line, a binary file) stays one line.
+std::string printable(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 class Parser {
  public:
   Parser(std::string_view file, std::string* error) : file_(file), error_(error) {}
@@ -220,8 +240,8 @@ class Parser {
 
   bool fail(int line_no, const std::string& found, const std::string& expected) {
     if (error_) {
-      *error_ = std::string(file_) + ":" + std::to_string(line_no) + ": " + found + "; expected " +
-                expected;
+      *error_ = printable(std::string(file_) + ":" + std::to_string(line_no) + ": " + found +
+                          "; expected " + expected);
     }
     return false;
   }

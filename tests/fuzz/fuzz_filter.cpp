@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Filter filter;
   std::string error;
   if (!filter.parse(text, kFile, &error)) {
-    if (error.empty() || error.find('\n') != std::string::npos) violated("bad error message", error);
+    if (error.empty() || error.find_first_of("\n\r") != std::string::npos) violated("bad error message", error);
     if (error.compare(0, kFile.size() + 1, std::string(kFile) + ":") != 0) violated("error without file name", error);
     if (!filter.empty()) violated("a failed parse left rules behind", error);
     return 0;

@@ -27,7 +27,7 @@ std::string error_of(const std::string& text) {
   std::string error;
   INFO(text);
   REQUIRE_FALSE(f.parse(text, "t.filter", &error));
-  CHECK(error.find('\n') == std::string::npos);
+  CHECK(error.find_first_of("\n\r") == std::string::npos);
   CHECK(f.empty());
   return error;
 }
@@ -396,6 +396,15 @@ TEST_CASE("syntax errors give one line with file, line and what was expected", "
     // An escaped backslash at the end of a line is a literal backslash, not a continuation.
     Filter f = parsed("PROF_REGION_NAMES_BEGIN\nEXCLUDE a\\\\\nPROF_REGION_NAMES_END\n");
     CHECK(region_out(f, "a\\"));
+  }
+  SECTION("control characters in a token are escaped: the message stays one line") {
+    // Found by tests/fuzz/fuzz_filter (corpus/filter/crash-carriage-return-in-token).
+    CHECK(error_of("PROF_REGION_NAMES_BEGIN\nfoo\rbar\nPROF_REGION_NAMES_END\n") ==
+          "t.filter:2: 'foo\\x0dbar' is not a rule keyword; expected EXCLUDE, INCLUDE or "
+          "PROF_REGION_NAMES_END");
+    CHECK(error_of("PROF_FILE_NAMES_BEGI\x01N\r\n") ==
+          "t.filter:1: 'PROF_FILE_NAMES_BEGI\\x01N' outside a block; expected "
+          "PROF_REGION_NAMES_BEGIN or PROF_FILE_NAMES_BEGIN before it");
   }
   SECTION("the first error is the one reported") {
     CHECK(error_of("PROF_REGION_NAMES_BEGIN\nFOO\nEXCLUDE\n") ==
