@@ -323,8 +323,12 @@ std::string unknown_variable_warning(std::string_view name) {
   for (const Table& t : tables()) {
     for (const Var* var = t.vars; var->name; ++var) {
       const std::string candidate = env_name(t, *var);
-      const std::size_t d = distance(wanted, std::string_view(candidate).substr(kPrefix.size()));
       const std::size_t close = std::max<std::size_t>(2, std::max(wanted.size(), candidate.size() - kPrefix.size()) / 3);
+      // The distance is at least the difference in length: a name far longer than every
+      // variable's (a garbled environment) costs no quadratic comparison.
+      const std::size_t length = candidate.size() - kPrefix.size();
+      if ((wanted.size() > length ? wanted.size() - length : length - wanted.size()) > close) continue;
+      const std::size_t d = distance(wanted, std::string_view(candidate).substr(kPrefix.size()));
       if (d <= close && d < best_distance) {
         best = candidate;
         best_distance = d;
