@@ -79,6 +79,7 @@ struct State {
   bool is_ready = false;
   bool ready_failed = false;
   bool trace_abandoned = false;  // the archive could not be opened (here or on another rank): events are dropped
+  bool profile_failed = false;   // the profile could not be written (a full disk): trace messages say so
   std::string directory;      // final experiment directory
   std::string exe_name;
   std::vector<std::string> args;
@@ -333,12 +334,23 @@ void unspill_locked(State& s, Location* loc) {
   for (void* b : blocks) std::free(b);
 }
 
+// The trace's first write error (a full disk): one line, once. The writer stopped the trace and
+// removed its files; later events are dropped (convert_locked).
+void report_trace_failure(State& s) {
+  const char* kept = !config::g_values.enable_profiling || s.profile_failed ? nullptr
+                     : g_finalized.load() ? "the profile is kept" : "the profile is still written at the end";
+  const std::string line = s.writer.take_failure(kept);
+  if (!line.empty()) log::error("%s", line.c_str());
+}
+
 // Writes a location's buffered events to the archive and empties the buffer (keeping its
 // current chunk unless `close`). State mutex held. Returns false when nothing can be written.
 bool convert_locked(State& s, Location* loc, bool close) {
   if (!ready_locked(s)) return false;
   if (loc->converted) return true;
-  if (s.trace_abandoned) {
+  if (s.trace_abandoned || s.writer.failed()) {
+    s.bytes_recorded += loc->trace.bytes();  // the run's need of event memory, for its report
+    s.writer.drop_events(loc->trace);
     if (!loc->samples_resolved) sampling::resolve(loc, loc->trace, false);  // the profile keeps the samples
     ::unlink(spill_path(loc).c_str());
     if (close) {
@@ -353,7 +365,7 @@ bool convert_locked(State& s, Location* loc, bool close) {
   unspill_locked(s, loc);
   s.bytes_recorded += loc->trace.bytes();
   if (!loc->samples_resolved) sampling::resolve(loc, loc->trace, true);
-  if (!s.writer.write_events(loc->global_id, loc->trace, false))
+  if (!s.writer.write_events(loc->global_id, loc->trace, false) && !s.writer.failed())
     log::error("writing the trace of location %u failed: %s", loc->index, s.writer.last_error().c_str());
   if (close) {
     loc->trace.release_all(give_back_chunk);  // before the close needs OTF2's file buffer
@@ -362,6 +374,7 @@ bool convert_locked(State& s, Location* loc, bool close) {
   } else {
     loc->trace.clear(release_chunk);
   }
+  report_trace_failure(s);
   return true;
 }
 
@@ -1234,8 +1247,12 @@ void write_trace(State& s, const std::vector<Location*>& locs, bool together, co
   defs.regions = std::move(unified.regions);
   defs.comms = std::move(unified.comms);
   defs.processes = std::move(unified.processes);
-  if (!s.writer.finish(defs, &err)) log::error("%s", err.c_str());
-  else if (s.rank == 0)
+  if (!s.writer.finish(defs, &err)) {
+    report_trace_failure(s);
+    if (!err.empty()) log::error("%s", err.c_str());
+    if (const std::uint64_t dropped = s.writer.stats().dropped_events)
+      log::info(1, "%" PRIu64 " events recorded after the trace failed were dropped", dropped);
+  } else if (s.rank == 0)
     log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events here)", s.directory.c_str(), s.writer.stats().events);
   log_rss("after writing the definitions");
 }
@@ -1292,8 +1309,10 @@ void write_profile(State& s, const std::vector<Location*>& locs, bool together, 
     std::lock_guard<std::mutex> lock(s.mutex);
     if (ready_locked(s)) {
       std::string path = s.directory + "/" + profile_name + ".cubex";
-      if (!cube4::write(path, profile, &err)) log::error("%s", err.c_str());
-      else log::info(1, "profile written: %s", path.c_str());
+      if (!cube4::write(path, profile, &err)) {
+        log::error("%s", err.c_str());
+        s.profile_failed = true;
+      } else log::info(1, "profile written: %s", path.c_str());
     }
   }
   if (v.summary) std::fputs(summary_table(profile, 10).c_str(), stderr);

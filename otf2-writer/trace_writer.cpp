@@ -3,17 +3,23 @@
 // from a bounded block pool (one block per open writer: needing a second one makes OTF2 write
 // the buffer to disk), and OTF2's own BufferFlush record is disabled (no post-flush callback):
 // prof writes BufferFlush records itself, with the real start and end of its own flushes.
+// OTF2's error messages come to a callback of the writer, never to stderr: the first error (a
+// full disk, mostly) stops the trace and becomes one line of prof's (take_failure).
 #include "otf2-writer/trace_writer.hpp"
 
 #include <otf2/otf2.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <unordered_map>
 
 #include "measurement/location.hpp"
+#include "measurement/log.hpp"
 #include "measurement/mpp.hpp"
 #include "measurement/record.hpp"
 
@@ -146,6 +152,77 @@ struct TraceWriter::Impl {
   WriterStats stats;
   std::string error;
 
+  // Writing failed (OTF2 reported an error): the trace is given up (abandon) and removed at the end.
+  std::string dir;        // as given to open(): the archive is dir/traces.otf2, dir/traces.def, dir/traces/
+  Mpp* mpp = nullptr;
+  bool callback_set = false;
+  bool failed = false;
+  bool abandoned = false;      // this process's event files are closed and removed
+  bool failure_taken = false;  // take_failure() gave the line
+  OTF2_ErrorCode failure_code = OTF2_SUCCESS;
+  std::string failure_detail;  // OTF2's message of the first error
+  bool warned = false;         // an OTF2 warning was shown (one line per writer)
+
+  static OTF2_ErrorCode on_error(void* data, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char* fmt,
+                                 va_list va) {
+    auto* self = static_cast<Impl*>(data);
+    char text[512];
+    std::vsnprintf(text, sizeof text, fmt ? fmt : "", va);
+    const char* posix = "POSIX: ";  // OTF2's prefix of a failed system call's file name
+    if (std::strncmp(text, posix, std::strlen(posix)) == 0) std::memmove(text, text + std::strlen(posix), std::strlen(text) - std::strlen(posix) + 1);
+    const std::string what = std::string(OTF2_Error_GetDescription(code)) + (text[0] ? std::string(": ") + text : "");
+    if (code == OTF2_ABORT) {
+      log::error("OTF2: %s", what.c_str());  // OTF2 aborts the process next
+    } else if (code == OTF2_WARNING || code == OTF2_DEPRECATED) {
+      if (!self->warned) log::warning("OTF2: %s", what.c_str());
+      self->warned = true;
+    } else if (!self->failed) {
+      // The first error names the cause (later ones are its consequences: "Buffer flush failed").
+      self->failed = true;
+      self->failure_code = code;
+      self->failure_detail = what;
+    }
+    return code;
+  }
+  void set_callback() {
+    if (!callback_set) OTF2_Error_RegisterCallback(&Impl::on_error, this);
+    callback_set = true;
+  }
+  void reset_callback() {
+    if (callback_set) OTF2_Error_RegisterCallback(nullptr, nullptr);  // OTF2's own printing again
+    callback_set = false;
+  }
+  std::string file_of(std::uint64_t location, const char* ext) const {
+    return dir + "/traces/" + std::to_string(location) + ext;
+  }
+  // After the first error: no more writes. This process's event files are closed (OTF2's last
+  // flush fails again, quietly) and removed, which gives their space back at once.
+  void abandon() {
+    if (abandoned || !archive) return;
+    abandoned = true;
+    for (auto& [id, loc] : locs) {
+      if (loc.writer) OTF2_Archive_CloseEvtWriter(archive, loc.writer);
+      loc.writer = nullptr;
+      loc.closed = true;
+      ::unlink(file_of(id, ".evt").c_str());
+    }
+  }
+  // finish() after a failure anywhere: every process removes its files; rank 0 the anchor, the
+  // global definitions and, once the others are done, the traces/ folder.
+  void remove_archive(const Definitions& defs) {
+    for (const auto& [id, loc] : locs) ::unlink(file_of(id, ".evt").c_str());
+    for (std::uint64_t id : defs.local_locations) {
+      ::unlink(file_of(id, ".evt").c_str());
+      ::unlink(file_of(id, ".def").c_str());
+    }
+    if (defs.is_root) {
+      ::unlink((dir + "/traces.otf2").c_str());
+      ::unlink((dir + "/traces.def").c_str());
+    }
+    if (mpp) mpp->barrier();
+    if (defs.is_root) ::rmdir((dir + "/traces").c_str());
+  }
+
   OTF2_StringRef str(const std::string& s) {
     auto it = strings.find(s);
     if (it != strings.end()) return it->second;
@@ -219,21 +296,50 @@ TraceWriter::TraceWriter() : impl_(new Impl) {}
 
 TraceWriter::~TraceWriter() {
   if (impl_->archive) OTF2_Archive_Close(impl_->archive);
+  impl_->reset_callback();
 }
 
 bool TraceWriter::is_open() const { return impl_->archive != nullptr; }
 const WriterStats& TraceWriter::stats() const { return impl_->stats; }
 const std::string& TraceWriter::last_error() const { return impl_->error; }
+bool TraceWriter::failed() const { return impl_->failed; }
+
+std::string TraceWriter::take_failure(const char* kept) {
+  Impl& m = *impl_;
+  if (!m.failed || m.failure_taken) return "";
+  m.failure_taken = true;
+  const bool space = m.failure_code == OTF2_ERROR_ENOSPC || m.failure_code == OTF2_ERROR_EDQUOT ||
+                     m.failure_code == OTF2_ERROR_EFBIG;
+  std::string line = "cannot write the trace in '" + m.dir + "' (" + m.failure_detail +
+                     "); tracing stopped and its files are removed";
+  if (kept) line += std::string(", ") + kept;
+  line += space ? "; free space there, set PROF_EXPERIMENT_DIRECTORY to a file system with more room, or record fewer "
+                  "events (PROF_FILTERING_FILE)"
+                : "; check that file system, or set PROF_EXPERIMENT_DIRECTORY to another one";
+  return line;
+}
+
+void TraceWriter::drop_events(const EventBuffer& buffer) {
+  std::uint64_t n = 0;
+  buffer.for_each([&](const Record&, const Payload*) { ++n; });
+  impl_->stats.dropped_events += n;
+}
 
 bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp) {
   Impl& m = *impl_;
   m.blocks = blocks;
+  m.dir = dir;
+  m.mpp = mpp;
+  m.set_callback();
   std::uint64_t chunk = blocks && blocks->chunk_bytes() >= OTF2_CHUNK_SIZE_MIN ? blocks->chunk_bytes() : OTF2_CHUNK_SIZE_MIN;
   m.stats.otf2_block_bytes = chunk;
   m.archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, chunk, OTF2_CHUNK_SIZE_MIN,
                                 OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  // OTF2's message of what failed (it names the file), for the line below.
+  const auto detail = [&] { return m.failed ? " (" + m.failure_detail + ")" : std::string(); };
   if (!m.archive) {
-    *error = "cannot create the OTF2 archive in '" + dir + "'; check that the directory is writable and the disk not full";
+    *error = "cannot create the OTF2 archive in '" + dir + "'" + detail() + "; check that the directory is writable and the disk not full";
+    m.reset_callback();
     return false;
   }
   static const OTF2_FlushCallbacks flush_cbs = {&Impl::pre_flush, nullptr};
@@ -245,15 +351,16 @@ bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* e
   const OTF2_ErrorCode set = mpp ? OTF2_Archive_SetCollectiveCallbacks(m.archive, &kMppCollectives, mpp, nullptr, nullptr)
                                  : OTF2_Archive_SetSerialCollectiveCallbacks(m.archive);
   if (set != OTF2_SUCCESS) {
-    *error = "cannot create the OTF2 archive in '" + dir + "'; check that the directory is writable and the disk not full";
+    *error = "cannot create the OTF2 archive in '" + dir + "'" + detail() + "; check that the directory is writable and the disk not full";
     OTF2_Archive_Close(m.archive);
     m.archive = nullptr;
+    m.reset_callback();
     return false;
   }
   OTF2_Archive_SetCreator(m.archive, "prof " PROF_VERSION);
   OTF2_Archive_SetDescription(m.archive, "prof measurement");
   bool ok = OTF2_Archive_OpenEvtFiles(m.archive) == OTF2_SUCCESS;
-  if (!ok) *error = "cannot open the OTF2 event files in '" + dir + "/traces'; check permissions and free space";
+  if (!ok) *error = "cannot open the OTF2 event files in '" + dir + "/traces'" + detail() + "; check permissions and free space";
   // All processes keep the archive or none does: one without it would leave the others waiting in
   // the archive's collective close at the end. (The step above is the archive's only local one
   // that can fail after its collective set-up, whose result OTF2 shares.)
@@ -267,7 +374,9 @@ bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* e
   if (!ok) {
     OTF2_Archive_Close(m.archive);
     m.archive = nullptr;
+    m.reset_callback();
   }
+  m.failed = false;  // what open() reported is its own error, not a failed trace
   return ok;
 }
 
@@ -293,6 +402,11 @@ std::uint64_t TraceWriter::event_count(std::uint64_t location) const {
 bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer, bool close) {
   Impl& m = *impl_;
   if (!m.archive) return false;
+  if (m.failed) {
+    drop_events(buffer);
+    m.error = "the trace failed earlier: " + m.failure_detail;
+    return false;
+  }
   Impl::Loc& loc = m.locs[location];
   if (loc.closed) {
     m.error = "events for an already closed location";
@@ -432,8 +546,14 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
   });
   loc.events += n;
   m.stats.events += n;
-  if (rc != OTF2_SUCCESS) {
-    m.error = std::string("OTF2 error while writing events: ") + OTF2_Error_GetDescription(rc);
+  if (rc != OTF2_SUCCESS || m.failed) {
+    m.error = std::string("OTF2 error while writing events: ") + OTF2_Error_GetDescription(rc != OTF2_SUCCESS ? rc : m.failure_code);
+    if (!m.failed) {  // an error OTF2 did not report through its callback
+      m.failed = true;
+      m.failure_code = rc;
+      m.failure_detail = OTF2_Error_GetDescription(rc);
+    }
+    m.abandon();
     return false;
   }
   return close ? close_location(location) : true;
@@ -456,6 +576,10 @@ bool TraceWriter::close_location(std::uint64_t location) {
   OTF2_Archive_CloseEvtWriter(m.archive, loc.writer);
   loc.writer = nullptr;
   loc.closed = true;
+  if (m.failed) {
+    m.abandon();
+    return false;
+  }
   return true;
 }
 
@@ -695,6 +819,8 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
   for (auto& [id, loc] : m.locs)
     if (loc.writer) close_location(id);
   OTF2_Archive_CloseEvtFiles(m.archive);
+  // After a failure only the archive's collective steps are taken (the other processes take them
+  // too), nothing more is written; the files go at the end.
 
   // Local definitions of this process's locations: two ClockOffsets (offset 0; so readers
   // interpolate nothing, and every location has its traces/<id>.def), and the mapping tables
@@ -711,6 +837,7 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
   OTF2_IdMap* generator_map = defs.generator_map.empty() ? nullptr
       : OTF2_IdMap_CreateFromUint32Array(defs.generator_map.size(), defs.generator_map.data(), true);
   for (std::uint64_t id : defs.local_locations) {
+    if (m.failed) break;
     OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(m.archive, id);
     if (!dw) continue;
     if (region_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, region_map);
@@ -733,19 +860,26 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
   if (generator_map) OTF2_IdMap_Free(generator_map);
   OTF2_Archive_CloseDefFiles(m.archive);
 
-  if (defs.is_root && !m.write_global(defs)) {
-    *error = "cannot write traces.def";
-    OTF2_Archive_Close(m.archive);
-    m.archive = nullptr;
-    return false;
-  }
-  OTF2_ErrorCode rc = OTF2_Archive_Close(m.archive);
+  bool global_ok = true;
+  if (defs.is_root && !m.failed) global_ok = m.write_global(defs);
+  // Rank 0 writes traces.otf2 here; the close is collective.
+  const OTF2_ErrorCode rc = OTF2_Archive_Close(m.archive);
   m.archive = nullptr;
-  if (rc != OTF2_SUCCESS) {
-    *error = std::string("closing the OTF2 archive failed: ") + OTF2_Error_GetDescription(rc);
-    return false;
-  }
-  return true;
+  m.reset_callback();
+  std::string local_error;
+  if (!global_ok) local_error = "cannot write traces.def";
+  else if (rc != OTF2_SUCCESS && !m.failed) local_error = std::string("closing the OTF2 archive failed: ") + OTF2_Error_GetDescription(rc);
+  const bool ok = !m.failed && local_error.empty();
+  const std::uint32_t failed_rank = m.mpp ? first_failed(*m.mpp, ok) : (ok ? kNoRank : 0);
+  if (failed_rank == kNoRank) return true;
+  // Some process could not write its part: nobody keeps a trace that readers would reject.
+  m.remove_archive(defs);
+  if (m.failed) *error = "";  // take_failure() has the line
+  else if (!local_error.empty()) *error = local_error + "; the trace is removed";
+  else if (defs.is_root)
+    *error = "rank " + std::to_string(failed_rank) + " could not write its trace (see its message); the trace is removed";
+  else *error = "";
+  return false;
 }
 
 }  // namespace prof::otf2w

@@ -74,6 +74,8 @@ struct WriterStats {
   /// region, or at the location's last time when it is closed).
   std::uint64_t dropped_leaves = 0;
   std::uint64_t closed_regions = 0;
+  /// After a write error (failed()): records handed to drop_events, never written.
+  std::uint64_t dropped_events = 0;
 };
 
 class TraceWriter {
@@ -114,11 +116,28 @@ class TraceWriter {
   std::uint64_t event_count(std::uint64_t location) const;
 
   /// Closes all writers, writes local and global definitions and closes the archive (with an
-  /// Mpp: collective).
+  /// Mpp: collective). When writing failed here or on any other process, every process removes
+  /// its files of the archive (rank 0 also traces.otf2, traces.def and traces/) and it returns
+  /// false; `error` is then empty where take_failure() has this process's line, else it names the
+  /// rank that failed (rank 0 only: one line for the job).
   bool finish(const Definitions& defs, std::string* error);
 
   const WriterStats& stats() const;
   const std::string& last_error() const;
+
+  /// Whether writing failed (a full disk, a quota, an I/O error: OTF2 reported an error). The
+  /// writer then stops the trace at once: its event files are closed and removed (the space goes
+  /// back to the program and to the profile), later records are only counted (drop_events), and
+  /// finish() removes the rest of the archive, so that no traces.otf2 is left that points at
+  /// missing or truncated files. OTF2's own messages are captured, never printed.
+  bool failed() const;
+  /// The first write error as one line (cause, directory, what is lost, the fix), once: "" on
+  /// later calls and when nothing failed. `kept`: what the run still writes (e.g. "the profile
+  /// is still written"), or nullptr.
+  std::string take_failure(const char* kept);
+  /// Counts the records of `buffer` as dropped (WriterStats::dropped_events): a buffer that is
+  /// not written because the trace failed.
+  void drop_events(const EventBuffer& buffer);
 
  private:
   struct Impl;

@@ -2,9 +2,74 @@
 // The core's configuration variables (namespace "", so PROF_<NAME>).
 #include "measurement/config/config.hpp"
 
+#include <algorithm>
+
 namespace prof::config {
 
 namespace {
+
+// The checks of String and Path values beyond their type (Var::check): "" or what is wrong.
+
+/// The profile's file name: `<name>.cubex`, or `<name>.rank<r>.cubex`, written first as
+/// `....tmp.<pid>`; 200 characters leave room for all of that within a file name's 255.
+std::string check_base_name(std::string_view v) {
+  if (v.empty()) return "is empty; give a file name such as profile";
+  if (v.size() > 200) return "is too long; give a file name of at most 200 characters, such as profile";
+  if (v.find('/') != std::string_view::npos)
+    return "contains '/'; give a file name without a directory, such as profile (PROF_EXPERIMENT_DIRECTORY "
+           "chooses the directory)";
+  if (v.front() == '.') return "starts with '.' (a hidden file, or a directory); give a file name such as profile";
+  for (char c : v)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return "contains a control character; give a file name such as profile";
+  return {};
+}
+
+/// The experiment directory: room for the names prof derives from it (`<name>-old-<date>_<pid>`,
+/// `<name>-<n>`) and for the files below it.
+std::string check_experiment_directory(std::string_view v) {
+  if (v.empty()) return {};
+  if (v.size() > 3800) return "is too long; give a name of at most 3800 characters";
+  std::string_view rest = v;
+  while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  if (rest.empty()) return "names the root directory; give the name of a directory for this run, e.g. exp";
+  const std::string_view last = rest.substr(rest.find_last_of('/') + 1);
+  if (last == "." || last == "..")
+    return "names an existing directory ('.' or '..'), not one for this run; give a new name, e.g. exp";
+  for (std::string_view p = v; !p.empty();) {
+    const auto slash = std::min(p.find('/'), p.size());
+    if (slash > 200)
+      return "has a part of " + std::to_string(slash) +
+             " characters between '/'; give a name whose parts have at most 200 characters";
+    p.remove_prefix(std::min(slash + 1, p.size()));
+  }
+  return {};
+}
+
+/// The separators of the metric lists: one character that event names do not use.
+std::string check_separator(std::string_view v) {
+  if (v.size() != 1) return "is not one character; give one such as , or ; (the default is ,)";
+  const auto c = static_cast<unsigned char>(v.front());
+  if (c < 0x20 || c >= 0x7f) return "is not a printable character; give one such as , or ;";
+  if (std::string_view("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:-.=@").find(v.front()) !=
+      std::string_view::npos)
+    return "is a character that event names use; give one such as , or ;";
+  return {};
+}
+
+/// PROF_SAMPLING_DEBUG_REFUSE: empty, hardware, software or both, comma-separated.
+std::string check_refuse(std::string_view v) {
+  for (std::size_t at = 0; !v.empty() && at <= v.size();) {
+    const std::size_t end = std::min(v.find(',', at), v.size());
+    const std::string_view item = v.substr(at, end - at);
+    if (item != "hardware" && item != "software")
+      return "has the item " + quoted(item) +
+             ", which is neither hardware nor software; give hardware, software or hardware,software "
+             "(tests only; leave it empty)";
+    at = end + 1;
+  }
+  return {};
+}
 
 const Member kTimerMembers[] = {
     {"auto", kTimerAuto,
@@ -59,7 +124,10 @@ const Var kCoreVars[] = {
      "Empty means `prof-YYYYMMDD_HHMMSS_<unique>` in the current working directory, a new "
      "name for every run. A relative name is taken relative to the current working directory. "
      "`PROF_OVERWRITE_EXPERIMENT_DIRECTORY` says what happens when the directory already "
-     "exists."},
+     "exists.",
+     nullptr, 0, ~std::uint64_t{0}, false, &check_experiment_directory,
+     "empty, or a name of at most 3800 characters whose '/'-separated parts have at most 200, "
+     "not ending in . or .."},
     {"OVERWRITE_EXPERIMENT_DIRECTORY", Type::Bool, "true",
      &g_values.overwrite_experiment_directory,
      "Rename an existing experiment directory aside instead of failing.",
@@ -102,7 +170,12 @@ const Var kCoreVars[] = {
      "the experiment directory as `prof.filter`."},
     {"PROFILING_BASE_NAME", Type::String, "profile", &g_values.profiling_base_name,
      "File name of the profile, without `.cubex`.",
-     "The profile is written as `<experiment directory>/<name>.cubex`."},
+     "The profile is written as `<experiment directory>/<name>.cubex` (an MPI job whose ranks did "
+     "not all reach the end: `<name>.rank<r>.cubex`). A file name, not a path: a name with '/', "
+     "an empty one, one starting with '.' (hidden) and one longer than 200 characters stop the "
+     "run at start with one line.",
+     nullptr, 0, ~std::uint64_t{0}, false, &check_base_name,
+     "a file name of 1 to 200 characters without '/' or control characters, not starting with ."},
     {"SUMMARY", Type::Bool, "false", &g_values.summary,
      "Print the regions with the most time at the end of the run.",
      "At the end of the run, prof prints to stderr a table of the ten regions with the most "
@@ -132,7 +205,8 @@ const Var kCoreVars[] = {
     {"SAMPLING_DEBUG_REFUSE", Type::String, "", &g_values.sampling_debug_refuse,
      "For testing: sampling sources to treat as refused.",
      "`hardware`, `software` or both, comma-separated: prof acts as if perf_event_open "
-     "refused them, so that every fallback path can be tested on any machine. Leave it empty."},
+     "refused them, so that every fallback path can be tested on any machine. Leave it empty.",
+     nullptr, 0, ~std::uint64_t{0}, false, &check_refuse, "empty, hardware, software or hardware,software"},
     {"METRIC_PAPI", Type::String, "", &g_values.metric_papi,
      "PAPI events to read per thread (e.g. PAPI_TOT_CYC,PAPI_TOT_INS).",
      "Preset or native PAPI events, separated by PROF_METRIC_PAPI_SEP, read through one PAPI "
@@ -151,7 +225,10 @@ const Var kCoreVars[] = {
      "sets of their own. A per-thread event given here counts that thread only."},
     {"METRIC_PAPI_SEP", Type::String, ",", &g_values.metric_papi_sep,
      "Separator of the PAPI event lists.",
-     "For native event names that contain commas."},
+     "For native event names that contain commas: one printable character that event names do "
+     "not use (not a letter, a digit or _ : - . = @), e.g. `;`.",
+     nullptr, 0, ~std::uint64_t{0}, false, &check_separator,
+     "a blank or one punctuation character other than _ : - . = @"},
     {"METRIC_PERF", Type::String, "", &g_values.metric_perf,
      "perf events to read per thread, without PAPI (e.g. task-clock).",
      "The perf tool's event names, separated by PROF_METRIC_PERF_SEP: software events "
@@ -169,7 +246,9 @@ const Var kCoreVars[] = {
      "one line. `prof-info metrics` lists what this machine counts now."},
     {"METRIC_PERF_SEP", Type::String, ",", &g_values.metric_perf_sep,
      "Separator of the perf event list.",
-     "For symmetry with PROF_METRIC_PAPI_SEP."},
+     "For symmetry with PROF_METRIC_PAPI_SEP; the same characters are accepted.",
+     nullptr, 0, ~std::uint64_t{0}, false, &check_separator,
+     "a blank or one punctuation character other than _ : - . = @"},
     {"METRIC_RUSAGE", Type::String, "", &g_values.metric_rusage,
      "getrusage fields to read per thread (all, or e.g. ru_minflt).",
      "`all` or fields of getrusage(RUSAGE_THREAD) separated by PROF_METRIC_RUSAGE_SEP, read "
@@ -177,7 +256,9 @@ const Var kCoreVars[] = {
      "lists them. An unknown field stops the program with one line."},
     {"METRIC_RUSAGE_SEP", Type::String, ",", &g_values.metric_rusage_sep,
      "Separator of the getrusage field list.",
-     "For symmetry with PROF_METRIC_PAPI_SEP (Score-P has both)."},
+     "For symmetry with PROF_METRIC_PAPI_SEP (Score-P has both); the same characters are accepted.",
+     nullptr, 0, ~std::uint64_t{0}, false, &check_separator,
+     "a blank or one punctuation character other than _ : - . = @"},
     {},
 };
 

@@ -508,6 +508,13 @@ bool write_impl(const std::string& path, const Profile& p, std::string* error) {
   }
   if (!ok) {
     std::remove(tmp.c_str());
+    if (err == ENOSPC || err == EDQUOT || err == EFBIG) {
+      // A full disk: say how much the profile needs, and where else it can go.
+      std::uint64_t bytes = 2 * kBlock;
+      for (const Member& m : members) bytes += kBlock + (m.content.size() + kBlock - 1) / kBlock * kBlock;
+      return fail(std::string(std::strerror(err)) + " (it needs " + std::to_string((bytes + 1023) / 1024) +
+                  " KiB); free space there or set PROF_EXPERIMENT_DIRECTORY to a file system with more room");
+    }
     return fail(err ? std::strerror(err) : "write error");
   }
   return true;

@@ -534,6 +534,23 @@ TEST_CASE("cube4: errors are one line naming the file", "[cube4]") {
   CHECK(err.find('\n') == std::string::npos);
   CHECK_FALSE(fs::exists(as_dir + ".tmp." + std::to_string(::getpid())));
 
+  // A full disk: the temporary file is /dev/full. Its size and the fix are named; neither the
+  // profile nor the temporary file is left.
+  if (fs::exists("/dev/full")) {
+    const std::string full = dir.path + "/full.cubex";
+    const std::string tmp = full + ".tmp." + std::to_string(::getpid());
+    fs::create_symlink("/dev/full", tmp);
+    err.clear();
+    CHECK_FALSE(cube4::write(full, b.p, &err));
+    INFO(err);
+    CHECK(err.rfind("cannot write CUBE4 profile " + full + ": No space left on device (it needs ", 0) == 0);
+    CHECK(err.find(" KiB); free space there or set PROF_EXPERIMENT_DIRECTORY to a file system with more room") != std::string::npos);
+    CHECK(err.find('\n') == std::string::npos);
+    CHECK_FALSE(fs::exists(full));
+    CHECK_FALSE(fs::exists(fs::symlink_status(tmp)));
+    CHECK(fs::exists("/dev/full"));
+  }
+
   // Malformed profiles: a second root, a size mismatch.
   const std::string bad_profile = dir.path + "/bad.cubex";
   cube4::Profile two_roots = b.p;

@@ -470,6 +470,7 @@ TEST_CASE("otf2 writer reports errors instead of writing", "[otf2]") {
       const bool wrote = w.write_events(kLoc0, r.buf, true);
       INFO("write_events: " << wrote << " " << w.last_error());
       CHECK_FALSE(w.finish(definitions(w, kT0, kT0 + 1, 1), &error));
+      if (error.empty()) error = w.take_failure(nullptr);  // a write error: its line
     } else {
       CHECK(error.rfind("cannot create the OTF2 archive in '" + bad + "'", 0) == 0);
     }
@@ -699,4 +700,51 @@ TEST_CASE("otf2 writer keeps Enter/Leave nested when events were lost", "[otf2]"
   CHECK(counts["ENTER"] == 4);
   CHECK(counts["LEAVE"] == 4);
   check_with_otf2_check(dir, "");
+}
+
+TEST_CASE("otf2 writer: a write error (a full disk) stops the trace and removes its files", "[otf2]") {
+  if (!fs::exists("/dev/full")) {
+    WARN("no /dev/full: the write-error case is skipped");
+    return;
+  }
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(4 * kBlock, kBlock));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error));
+  // Location 0's event file is /dev/full: every write to it fails with ENOSPC.
+  fs::create_directories(dir.path + "/traces");
+  fs::create_symlink("/dev/full", dir.path + "/traces/0.evt");
+  Records r0, r1;
+  r0.enter(kT0, kMain);
+  r0.leave(kT0 + 10, kMain);
+  r1.enter(kT0 + 1, kWorker);
+  REQUIRE(w.write_events(kLoc1, r1.buf, false));  // still in memory: location 1 is fine so far
+  CHECK_FALSE(w.failed());
+  CHECK_FALSE(w.write_events(kLoc0, r0.buf, true));  // the close writes the file: it fails
+  CHECK(w.failed());
+  // Stopped at once: every event file of the process is closed and removed (the link, not /dev/full).
+  CHECK_FALSE(fs::exists(fs::symlink_status(dir.path + "/traces/0.evt")));
+  CHECK_FALSE(fs::exists(dir.path + "/traces/1.evt"));
+  CHECK(fs::exists("/dev/full"));
+  // Later records are only counted.
+  r1.leave(kT0 + 20, kWorker);
+  CHECK_FALSE(w.write_events(kLoc1, r1.buf, false));
+  CHECK(w.stats().dropped_events == 2);
+  // One line, once: cause, directory, what happens, the fix.
+  const std::string line = w.take_failure("the profile is kept");
+  INFO(line);
+  CHECK(line.rfind("cannot write the trace in '" + dir.path + "' (No space left on device: ", 0) == 0);
+  CHECK(line.find("tracing stopped and its files are removed, the profile is kept; free space there") != std::string::npos);
+  CHECK(line.find("PROF_EXPERIMENT_DIRECTORY") != std::string::npos);
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(w.take_failure(nullptr).empty());
+  // finish removes the rest: no traces.otf2 that readers would choke on.
+  CHECK_FALSE(w.finish(definitions(w, kT0, kT0 + 20, 2), &error));
+  CHECK(error.empty());  // the line above was this process's
+  CHECK_FALSE(fs::exists(dir.archive()));
+  CHECK_FALSE(fs::exists(dir.path + "/traces.def"));
+  CHECK_FALSE(fs::exists(dir.path + "/traces"));
+  CHECK_FALSE(w.is_open());
 }
