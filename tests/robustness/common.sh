@@ -3,7 +3,8 @@
 # folder of prof-wrap, prof-score, prof-info). Gives: fail, build <out> <src> [flags...],
 # check_trace <anchor> [otf2_check options] (otf2-print + otf2 module + otf2_check.py where
 # present, from tests/e2e/checkers.sh), check_profile <cubex> [cubex_check options]
-# (cubex_check.py where present, else prof-score reads it), expect_line <file> <regex>.
+# (cubex_check.py where present, else prof-score reads it), expect_line <file> <regex>,
+# small_fs <dir> <size> (a small tmpfs: a disk that fills).
 set -euo pipefail
 wrap=$1 work=$2 tools=${3:-}
 shift 3 || true
@@ -37,6 +38,21 @@ check_profile() {
   else
     "$prof_bin/prof-score" "$cubex" >/dev/null || fail "prof-score cannot read $cubex"
   fi
+}
+
+# small_fs <dir> <size>: a fresh tmpfs of <size> (mount's size=: 1m, 16k) on <dir>, a full disk
+# in small; unmounted when the script ends. Skips (77) where mount is not permitted (not root, a
+# container without CAP_SYS_ADMIN). Put <dir> outside $work: a mount left by a killed run must
+# not stop the next run's rm -rf of $work.
+small_fs_dirs=()
+small_fs() {
+  local dir=$1 size=$2
+  umount "$dir" 2>/dev/null || true
+  rm -rf "$dir" && mkdir -p "$dir"
+  mount -t tmpfs -o "size=$size" tmpfs "$dir" 2>/dev/null ||
+    skip "cannot mount a $size tmpfs on $dir (needs root and CAP_SYS_ADMIN): no full disk to test with"
+  small_fs_dirs+=("$dir")
+  trap 'for d in "${small_fs_dirs[@]}"; do umount "$d" 2>/dev/null || true; done' EXIT
 }
 
 # expect_line <file> <extended regex>: some line of <file> matches
