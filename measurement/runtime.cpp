@@ -638,13 +638,15 @@ void init() {
   std::uint64_t page = v.page_size;
   std::uint64_t total = v.total_memory;
   if (v.enable_tracing && total < kMinTracingMemory)
-    log::fatal("PROF_TOTAL_MEMORY=%" PRIu64 " bytes is too small for tracing; use at least 8M, e.g. PROF_TOTAL_MEMORY=16M", total);
+    log::fatal("PROF_TOTAL_MEMORY=%s is too small for tracing; use at least 8M, e.g. PROF_TOTAL_MEMORY=16M",
+               config::quoted(config::given_text("PROF_TOTAL_MEMORY")).c_str());
   const std::uint64_t otf2_bytes = budget::otf2_bytes(total, v.enable_tracing);
   const std::uint64_t event_bytes = budget::event_pool_bytes(total, v.enable_tracing);
   if (page < 4096 || (page & (page - 1)) != 0 || page * 4 > event_bytes)
-    log::fatal("PROF_PAGE_SIZE=%" PRIu64 " does not fit PROF_TOTAL_MEMORY=%" PRIu64
-               ": use a power of two from 4K to a quarter of the event memory, e.g. 64K",
-               page, total);
+    log::fatal("PROF_PAGE_SIZE=%s does not fit PROF_TOTAL_MEMORY=%s; use a power of two from 4K to a quarter of the event memory, "
+               "e.g. 64K",
+               config::quoted(config::given_text("PROF_PAGE_SIZE")).c_str(),
+               config::quoted(config::given_text("PROF_TOTAL_MEMORY")).c_str());
   check_directory(v);
   if (!v.filtering_file.empty() || prof_instrument_filters) {
     // A malformed filter makes the run meaningless: fatal, before the program's work.
@@ -664,7 +666,8 @@ void init() {
   log::info(1, "timer: %s, %" PRIu64 " ticks/s", timer::name(), timer::resolution());
   if (v.enable_tracing || v.enable_profiling || v.summary) {
     if (!s->events.init(event_bytes, page) || (v.enable_tracing && !s->otf2_blocks.init(otf2_bytes, kOtf2BlockBytes)))
-      log::fatal("cannot reserve PROF_TOTAL_MEMORY=%" PRIu64 " bytes (%s); lower PROF_TOTAL_MEMORY", total, std::strerror(errno));
+      log::fatal("cannot reserve PROF_TOTAL_MEMORY=%s (%s); lower PROF_TOTAL_MEMORY",
+                 config::quoted(config::given_text("PROF_TOTAL_MEMORY")).c_str(), std::strerror(errno));
     log::info(1, "memory: %" PRIu64 " chunks of %" PRIu64 " bytes for events and profile nodes, %" PRIu64 " KiB for OTF2 buffers",
               event_bytes / page, page, otf2_bytes >> 10);
   }
@@ -1331,9 +1334,9 @@ void report_profile_limits(State& s, const std::vector<Location*>& locs) {
     nodes += loc->arena.nodes;
   }
   if (too_deep)
-    log::warning("%" PRIu64 " visits deeper than PROF_PROFILING_MAX_CALLPATH_DEPTH=%" PRIu64
+    log::warning("%" PRIu64 " visits deeper than PROF_PROFILING_MAX_CALLPATH_DEPTH=%s"
                  " were folded into their ancestor at that depth (their time is in its inclusive time); raise the variable to see them",
-                 too_deep, v.profiling_max_callpath_depth);
+                 too_deep, config::given_text("PROF_PROFILING_MAX_CALLPATH_DEPTH").c_str());
   if (misses) {
     // The memory the missing call paths would have taken, with a margin for the estimate's
     // error and for each location's partly used last slab, on top of today's event pool.

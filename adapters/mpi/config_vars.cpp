@@ -3,6 +3,8 @@
 // prof_config, so prof-info lists them whether or not a program links the MPI adapter.
 #include "measurement/config/config.hpp"
 
+#include <algorithm>
+
 namespace prof::config {
 
 namespace {
@@ -25,6 +27,24 @@ const Member kMpiGroups[] = {
     {"xreqtest", kMpiXreqtest, "an MpiRequestTest event for every MPI_Test* that does not complete a request"},
     {nullptr, 0, nullptr},
 };
+
+/// PROF_MPI_DEBUG_CLOCK_SKEW: "" or rank:ticks items, decimal digits only (no sign, no blank),
+/// at most 9 digits of rank and 18 of ticks (so both fit the runtime's parse).
+std::string check_clock_skew(std::string_view v) {
+  auto digits = [](std::string_view d, std::size_t max_digits) {
+    return !d.empty() && d.size() <= max_digits && d.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  for (std::size_t at = 0; !v.empty() && at <= v.size();) {
+    const std::size_t end = std::min(v.find(',', at), v.size());
+    const std::string_view item = v.substr(at, end - at);
+    const std::size_t colon = item.find(':');
+    const bool ok = colon != std::string_view::npos && digits(item.substr(0, colon), 9) &&
+                    digits(item.substr(colon + 1), 18);
+    if (!ok) return "has the item " + quoted(item) + ", which is not rank:ticks; give e.g. 1:2000000000, or leave it empty";
+    at = end + 1;
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -59,7 +79,8 @@ const Var kMpiVars[] = {
      "The tests use it to check the clock correction between ranks, which otherwise needs "
      "ranks on different hosts: with a skew set, every rank's offset to rank 0 is measured "
      "and written as OTF2 ClockOffset records. Leave it empty.",
-     nullptr},
+     nullptr, 0, ~std::uint64_t{0}, false, &check_clock_skew,
+     "empty, or rank:ticks pairs of decimal numbers, comma-separated"},
     {},
 };
 

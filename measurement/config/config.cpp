@@ -2,15 +2,21 @@
 // Parsing, formatting and documenting the configuration variables of every table.
 #include "measurement/config/config.hpp"
 
+#include <climits>
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <utility>
 
 namespace prof::config {
 
 Immortal<Values> g_values_storage;
 
 namespace {
+
+/// The text each variable's value in effect was parsed from (given_text()); parse() records it.
+Immortal<std::vector<std::pair<const Var*, std::string>>> g_given;
 
 /// PROF_* names that are not configuration variables but are read elsewhere (prof-wrap);
 /// load() does not warn about them.
@@ -73,9 +79,12 @@ std::string shown(std::string_view value) {
   return out;
 }
 
+/// Longer values are cut in messages, which must stay one line of a readable length.
+constexpr std::size_t kShownMax = 80;
+
 /// "PROF_X='value'": the start of every parse error.
 std::string subject(const Table& table, const Var& var, std::string_view value) {
-  return env_name(table, var) + "='" + shown(value) + "'";
+  return env_name(table, var) + "=" + quoted(value);
 }
 
 /// Decimal digits with overflow check; false when `s` is empty or holds anything else.
@@ -246,14 +255,15 @@ bool check_range(const Table& table, const Var& var, std::string_view value, std
 
 bool parse_set(const Table& table, const Var& var, std::string_view value, bool is_default,
                std::uint64_t* out, std::string* error) {
-  const std::string v = lower(trim(value));
   std::uint64_t bits = 0;
-  std::string_view rest = v;
+  std::string_view rest = trim(value);
   while (!rest.empty()) {
     const auto end = std::min(rest.find_first_of(kSeparators), rest.size());
-    std::string_view token = rest.substr(0, end);
+    const std::string_view written = rest.substr(0, end);  // as the user wrote it, for the message
     rest.remove_prefix(std::min(end + 1, rest.size()));
-    if (token.empty()) continue;
+    if (written.empty()) continue;
+    const std::string lowered = lower(written);
+    std::string_view token = lowered;
     const bool remove = token.front() == '~';
     if (remove) token.remove_prefix(1);
     std::uint64_t token_bits = 0;
@@ -277,9 +287,8 @@ bool parse_set(const Table& table, const Var& var, std::string_view value, bool 
       for (const Member* m = var.members; m && m->name && n < 2; ++m, ++n) {
         example += (n ? "," : "") + std::string(primary_name(*m));
       }
-      *error = subject(table, var, value) + " has the unknown value '" +
-               shown(std::string(remove ? "~" : "") + std::string(token)) +
-               "'; use a comma list of " + or_list(accepted_words(var)) + ", e.g. " + example;
+      *error = subject(table, var, value) + " has the unknown value " + quoted(written) +
+               "; use a comma list of " + or_list(accepted_words(var)) + ", e.g. " + example;
       return false;
     }
     bits = remove ? (bits & ~token_bits) : (bits | token_bits);
@@ -442,10 +451,10 @@ const Var* find_var(std::string_view name, const Table** table) {
   return nullptr;
 }
 
-bool parse(const Table& table, const Var& var, std::string_view value, std::string* error) {
+namespace {
+
+bool parse_value(const Table& table, const Var& var, std::string_view value, std::string* error) {
   *g_values_storage;  // the targets below point into it: built before the first write
-  std::string ignored;
-  if (!error) error = &ignored;
   switch (var.type) {
     case Type::Bool: {
       bool v = false;
@@ -463,9 +472,22 @@ bool parse(const Table& table, const Var& var, std::string_view value, std::stri
       return true;
     }
     case Type::String:
-    case Type::Path:
+    case Type::Path: {
+      if (var.check) {
+        const std::string why = var.check(value);
+        if (!why.empty()) {
+          *error = subject(table, var, value) + " " + why;
+          return false;
+        }
+      }
+      if (var.type == Type::Path && value.size() >= PATH_MAX) {
+        *error = subject(table, var, value) + " is too long; give a name of at most " +
+                 std::to_string(PATH_MAX - 1) + " characters";
+        return false;
+      }
       *static_cast<std::string*>(var.target) = std::string(value);
       return true;
+    }
     case Type::Set:
     case Type::Option: {
       std::uint64_t v = 0;
@@ -478,6 +500,32 @@ bool parse(const Table& table, const Var& var, std::string_view value, std::stri
   }
   *error = env_name(table, var) + " has an unknown type";
   return false;
+}
+
+}  // namespace
+
+bool parse(const Table& table, const Var& var, std::string_view value, std::string* error) {
+  std::string ignored;
+  if (!error) error = &ignored;
+  if (!parse_value(table, var, value, error)) return false;
+  auto& given = *g_given;
+  const auto it = std::find_if(given.begin(), given.end(), [&](const auto& g) { return g.first == &var; });
+  if (it != given.end()) it->second.assign(value);
+  else given.emplace_back(&var, std::string(value));
+  return true;
+}
+
+std::string given_text(std::string_view name) {
+  const Var* var = find_var(name);
+  if (!var) return {};
+  for (const auto& [v, text] : *g_given)
+    if (v == var) return text;
+  return var->default_value;
+}
+
+std::string quoted(std::string_view value) {
+  if (value.size() <= kShownMax) return "'" + shown(value) + "'";
+  return "'" + shown(value.substr(0, kShownMax / 2)) + "...' (" + std::to_string(value.size()) + " characters)";
 }
 
 bool load(const char* const* envp, std::string* error, std::vector<std::string>* warnings) {
@@ -609,6 +657,7 @@ const char* type_forms(Type type) {
 }
 
 std::string constraints(const Var& var) {
+  if (var.accepts) return var.accepts;
   if (var.type != Type::Size && var.type != Type::Number) return {};
   const char* noun = var.type == Type::Size ? "a size" : "a number";
   std::string out;
@@ -637,7 +686,7 @@ std::string vars_text(bool full) {
       out += "      Default: " + shown_default(*var) + "\n";
       if (!full) continue;
       const std::string accepts = constraints(*var);
-      if (!accepts.empty()) out += "      Accepts: " + accepts + "\n";
+      if (!accepts.empty()) append_wrapped(&out, "Accepts: " + accepts, "      ", kWrapColumns, "               ");
       out += "  Full description:\n";
       append_wrapped(&out, var->long_help, "    ");
       if (var->type == Type::Set || var->type == Type::Option) {

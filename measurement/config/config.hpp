@@ -34,6 +34,12 @@ struct Var {
   std::uint64_t min_value = 0;                       ///< smallest accepted value
   std::uint64_t max_value = ~std::uint64_t{0};       ///< largest accepted value
   bool power_of_two = false;                         ///< value must be a power of two
+  /// String and Path values: a check beyond the type, done by parse() (nullptr: none). Returns
+  /// "" when the value is fine, otherwise what is wrong and the fix, completing
+  /// "PROF_X='value' ", e.g. "contains '/'; give a file name without a directory".
+  std::string (*check)(std::string_view value) = nullptr;
+  /// What `check` accepts, in words, for prof-info's "Accepts:" line (nullptr: nothing shown).
+  const char* accepts = nullptr;
 };
 
 /// A table of variables of one namespace ("" for the core, "PTHREAD", later "MPI", "CUDA").
@@ -53,10 +59,19 @@ std::string env_name(const Table& table, const Var& var);
 /// "PROF_TOTAL_MEMORY='12Q' is not a size; use a number with an optional K, M or G suffix, e.g. 64M".
 bool parse(const Table& table, const Var& var, std::string_view value, std::string* error);
 
+/// `value` as messages quote it: in single quotes, control characters escaped, and one longer
+/// than 80 characters cut to its first 40 and followed by its length ("'aaa...' (102400 characters)").
+std::string quoted(std::string_view value);
+
 /// Sets every variable to its default, then applies the environment. Returns false on the
 /// first malformed value (error set). `warnings` receives one line per unknown PROF_* variable
 /// ("PROF_ENABLE_TRACNG is not a known variable; did you mean PROF_ENABLE_TRACING?").
 bool load(const char* const* envp, std::string* error, std::vector<std::string>* warnings);
+
+/// The text the value in effect was parsed from, exactly as written (the environment's, or the
+/// default's), for messages that quote the user: "PROF_TOTAL_MEMORY='1K' is too small ..."
+/// rather than a normalised "1024 bytes". `env_name` as in find_var(); "" when unknown.
+std::string given_text(std::string_view env_name);
 
 /// The value in effect, formatted as it would be written in the environment
 /// (sizes as given, e.g. "16M"; sets as the comma list of member names).
@@ -75,7 +90,8 @@ const char* type_forms(Type type);
 /// `table` (optional) receives its table. Exact, case-sensitive match.
 const Var* find_var(std::string_view env_name, const Table** table = nullptr);
 
-/// The checks beyond the type, in words ("at least 4K, a power of two"), or "" when none.
+/// The checks beyond the type, in words ("at least 4K, a power of two", or a String's or Path's
+/// `accepts`), or "" when none.
 std::string constraints(const Var& var);
 
 /// Every variable as name, description, type and default (`prof-info config-vars`);

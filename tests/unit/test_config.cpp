@@ -462,3 +462,137 @@ TEST_CASE("the generated documentation covers every variable", "[config]") {
   CHECK(constraints(*find("PROF_VERBOSE").var) == "a number of at most 2");
   CHECK(constraints(*find("PROF_TOTAL_MEMORY").var).empty());
 }
+
+TEST_CASE("messages quote the value as the user wrote it (issue 15, defect 9)", "[config]") {
+  reset();
+  // A Set's unknown item keeps its spelling (it was lowered: '16mjunk' for 16Mjunk).
+  CHECK(parse_error("PROF_CUDA_ENABLE", "Kernel,16Mjunk") ==
+        "PROF_CUDA_ENABLE='Kernel,16Mjunk' has the unknown value '16Mjunk'; use a comma list of runtime, driver, "
+        "kernel, memcpy, memset, sync, nvtx, all, default or none, e.g. runtime,driver");
+  CHECK(parse_error("PROF_PTHREAD_ENABLE", "MUTEX,~Join") ==
+        "PROF_PTHREAD_ENABLE='MUTEX,~Join' has the unknown value '~Join'; use a comma list of "
+        "create, mutex, cond, all, default or none, e.g. create,mutex");
+  // given_text: the text in effect, not the normalised value ('1K', not 1024 bytes).
+  const char* const envp[] = {"PROF_TOTAL_MEMORY=1K", "PROF_PAGE_SIZE= 8k", "PROF_VERBOSE=002", nullptr};
+  std::string error;
+  REQUIRE(load(envp, &error, nullptr));
+  CHECK(g_values.total_memory == 1024);
+  CHECK(given_text("PROF_TOTAL_MEMORY") == "1K");
+  CHECK(given_text("PROF_PAGE_SIZE") == " 8k");
+  CHECK(given_text("PROF_VERBOSE") == "002");
+  CHECK(given_text("PROF_TIMER") == "auto");  // not in the environment: the default's text
+  CHECK(given_text("PROF_NO_SUCH_VARIABLE").empty());
+  reset();
+  CHECK(given_text("PROF_TOTAL_MEMORY") == "16M");
+  // Long values are cut, so that a message stays one readable line.
+  const std::string long_value(102400, 'a');
+  CHECK(quoted("short") == "'short'");
+  CHECK(quoted(long_value) == "'" + std::string(40, 'a') + "...' (102400 characters)");
+  CHECK(parse_error("PROF_ENABLE_TRACING", long_value) ==
+        "PROF_ENABLE_TRACING='" + std::string(40, 'a') +
+            "...' (102400 characters) is not a boolean; use true/false, yes/no, on/off or 1/0");
+}
+
+TEST_CASE("PROFILING_BASE_NAME is a file name (issue 15, defect 3)", "[config]") {
+  reset();
+  for (const std::string good : {"profile", "run.v2", "a b", "x-1_2"}) {
+    INFO(good);
+    CHECK(parse_error("PROF_PROFILING_BASE_NAME", good).empty());
+    CHECK(g_values.profiling_base_name == good);
+  }
+  CHECK(parse_error("PROF_PROFILING_BASE_NAME", "../../../../etc/passwd") ==
+        "PROF_PROFILING_BASE_NAME='../../../../etc/passwd' contains '/'; give a file name without a directory, such "
+        "as profile (PROF_EXPERIMENT_DIRECTORY chooses the directory)");
+  CHECK(parse_error("PROF_PROFILING_BASE_NAME", "/tmp/p").find("contains '/'") != std::string::npos);
+  CHECK(parse_error("PROF_PROFILING_BASE_NAME", "") ==
+        "PROF_PROFILING_BASE_NAME='' is empty; give a file name such as profile");
+  for (const std::string hidden : {".", "..", ".profile"}) {
+    INFO(hidden);
+    CHECK(parse_error("PROF_PROFILING_BASE_NAME", hidden) ==
+          "PROF_PROFILING_BASE_NAME='" + hidden +
+              "' starts with '.' (a hidden file, or a directory); give a file name such as profile");
+  }
+  CHECK(parse_error("PROF_PROFILING_BASE_NAME", "a\nb") ==
+        "PROF_PROFILING_BASE_NAME='a\\nb' contains a control character; give a file name such as profile");
+  CHECK(parse_error("PROF_PROFILING_BASE_NAME", std::string(200, 'p')).empty());
+  CHECK(parse_error("PROF_PROFILING_BASE_NAME", std::string(201, 'p')) ==
+        "PROF_PROFILING_BASE_NAME='" + std::string(201, 'p').substr(0, 40) +
+            "...' (201 characters) is too long; give a file name of at most 200 characters, such as profile");
+  CHECK(g_values.profiling_base_name == std::string(200, 'p'));  // a failed parse leaves the value alone
+}
+
+TEST_CASE("EXPERIMENT_DIRECTORY and FILTERING_FILE are checked for length and form (issue 15, defect 3)", "[config]") {
+  reset();
+  for (const std::string& good : std::vector<std::string>{"", "exp", "exp/", "/tmp/a/b", "../exp", std::string(200, 'd') + "/x"}) {
+    INFO(good);
+    CHECK(parse_error("PROF_EXPERIMENT_DIRECTORY", good).empty());
+  }
+  CHECK(parse_error("PROF_EXPERIMENT_DIRECTORY", std::string(102400, 'd')) ==
+        "PROF_EXPERIMENT_DIRECTORY='" + std::string(40, 'd') +
+            "...' (102400 characters) is too long; give a name of at most 3800 characters");
+  CHECK(parse_error("PROF_EXPERIMENT_DIRECTORY", "a/" + std::string(201, 'd')) ==
+        "PROF_EXPERIMENT_DIRECTORY='a/" + std::string(38, 'd') +
+            "...' (203 characters) has a part of 201 characters between '/'; give a name whose parts have at most 200 "
+            "characters");
+  for (const std::string dot : {".", "..", "a/..", "./", "x/./"}) {
+    INFO(dot);
+    CHECK(parse_error("PROF_EXPERIMENT_DIRECTORY", dot) ==
+          "PROF_EXPERIMENT_DIRECTORY='" + dot +
+              "' names an existing directory ('.' or '..'), not one for this run; give a new name, e.g. exp");
+  }
+  CHECK(parse_error("PROF_EXPERIMENT_DIRECTORY", "//") ==
+        "PROF_EXPERIMENT_DIRECTORY='//' names the root directory; give the name of a directory for this run, e.g. exp");
+  CHECK(parse_error("PROF_FILTERING_FILE", std::string(5000, 'f')) ==
+        "PROF_FILTERING_FILE='" + std::string(40, 'f') +
+            "...' (5000 characters) is too long; give a name of at most 4095 characters");
+  CHECK(parse_error("PROF_FILTERING_FILE", "my.filter").empty());
+}
+
+TEST_CASE("separators and test-only variables reject junk (issue 15, defect 9)", "[config]") {
+  reset();
+  for (const char* var : {"PROF_METRIC_PAPI_SEP", "PROF_METRIC_PERF_SEP", "PROF_METRIC_RUSAGE_SEP"}) {
+    const std::string name = var;
+    INFO(name);
+    for (const std::string good : {",", ";", "|", "/", " ", "+", "#"}) {
+      INFO(good);
+      CHECK(parse_error(name, good).empty());
+    }
+    CHECK(parse_error(name, "") == name + "='' is not one character; give one such as , or ; (the default is ,)");
+    CHECK(parse_error(name, ",,") == name + "=',,' is not one character; give one such as , or ; (the default is ,)");
+    CHECK(parse_error(name, "junk") == name + "='junk' is not one character; give one such as , or ; (the default is ,)");
+    for (const std::string used : {"a", "Z", "7", "_", ":", "-", ".", "=", "@"}) {
+      INFO(used);
+      CHECK(parse_error(name, used) == name + "='" + used + "' is a character that event names use; give one such as , or ;");
+    }
+    CHECK(parse_error(name, "\t") == name + "='\\t' is not a printable character; give one such as , or ;");
+    CHECK(parse_error(name, "\xc3") == name + "='\xc3' is not a printable character; give one such as , or ;");
+  }
+  CHECK(g_values.metric_papi_sep == "#");
+
+  for (const std::string good : {"", "hardware", "software", "hardware,software", "software,hardware"}) {
+    INFO(good);
+    CHECK(parse_error("PROF_SAMPLING_DEBUG_REFUSE", good).empty());
+  }
+  for (const auto& [bad, item] : std::vector<std::pair<std::string, std::string>>{
+           {"junk", "junk"}, {"Hardware", "Hardware"}, {"hardware,", ""}, {"hardware software", "hardware software"}}) {
+    INFO(bad);
+    CHECK(parse_error("PROF_SAMPLING_DEBUG_REFUSE", bad) ==
+          "PROF_SAMPLING_DEBUG_REFUSE='" + bad + "' has the item '" + item +
+              "', which is neither hardware nor software; give hardware, software or hardware,software (tests only; "
+              "leave it empty)");
+  }
+
+  for (const std::string good : {"", "1:2000000000", "0:1,3:999999999999999999"}) {
+    INFO(good);
+    CHECK(parse_error("PROF_MPI_DEBUG_CLOCK_SKEW", good).empty());
+  }
+  for (const auto& [bad, item] : std::vector<std::pair<std::string, std::string>>{
+           {"junk", "junk"}, {" 1:5", " 1:5"}, {"-1:5", "-1:5"}, {"1:+5", "1:+5"}, {"1:5,", ""}, {"1:", "1:"},
+           {":5", ":5"}, {"1:5x", "1:5x"}, {"1:9999999999999999999", "1:9999999999999999999"}}) {
+    INFO(bad);
+    CHECK(parse_error("PROF_MPI_DEBUG_CLOCK_SKEW", bad) ==
+          "PROF_MPI_DEBUG_CLOCK_SKEW='" + bad + "' has the item '" + item +
+              "', which is not rank:ticks; give e.g. 1:2000000000, or leave it empty");
+  }
+  reset();
+}
