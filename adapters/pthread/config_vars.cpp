@@ -36,7 +36,7 @@ const Var kPthreadVars[] = {
      "`PROF_PTHREAD_ENABLE=default,mutex,cond` or `PROF_PTHREAD_ENABLE=all`.",
      kPthreadMembers},
     {"REUSE_AFTER", Type::Number, "16", &g_values.pthread_reuse_after,
-     "Thread locations after which new threads reuse those of ended threads.",
+     "Thread locations after which new threads take ended ones.",
      "Once the process has this many thread locations, a new thread takes the location of a "
      "thread that ended, if there is one, instead of a new one: its ThreadBegin and ThreadEnd "
      "follow the earlier thread's on that location, and the profile adds up their visits. "

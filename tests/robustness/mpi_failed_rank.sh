@@ -19,8 +19,9 @@ for mode in segv abort kill; do
     arg=$mode
     set +e
     if [ $mode = kill ]; then
-      # mpirun forwards SIGTERM to the ranks (then SIGKILL after a grace period)
-      timeout -s TERM 2 mpirun --oversubscribe -np 3 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=$exp \
+      # mpirun forwards SIGTERM to the ranks, then SIGKILL after odls_base_sigkill_timeout (1 s by
+      # default; 10 s here, as a loaded CI machine needs: batch systems give 30 s or more)
+      timeout -s TERM 2 mpirun --oversubscribe --mca odls_base_sigkill_timeout 10 -np 3 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=$exp \
         ./app spin >out 2>&1
     else
       timeout 60 mpirun --oversubscribe -np 3 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=$exp \

@@ -424,7 +424,7 @@ TEST_CASE("cfg_file_text lists every variable and quotes strings for sh", "[conf
         "PROF_METRIC_PERF_SEP=','\n"
         "PROF_METRIC_RUSAGE=''\n"
         "PROF_METRIC_RUSAGE_SEP=','\n"
-        "PROF_PTHREAD_ENABLE=create\n"
+        "PROF_PTHREAD_ENABLE=create\n" "PROF_PTHREAD_REUSE_AFTER=16\n"
         "PROF_MPI_ENABLE_GROUPS=cg,coll,env,io,p2p,rma,topo\n"
         "PROF_MPI_FINALIZE_TIMEOUT=60\n"
         "PROF_MPI_DEBUG_CLOCK_SKEW=''\n"
