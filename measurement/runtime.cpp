@@ -875,7 +875,11 @@ void end_location(Location* loc) {
       // A thread other than the first may hand its location to a later thread: its events are
       // written now and its chunks go back to the pool; its OTF2 location stays open. Before the
       // ready step (MPI: before MPI_Init) it is closed at the end instead, as are the others.
-      const bool can_park = loc->index != 0 && !was_busy && tls_location == loc &&
+      // Only where a later thread may take it (PROF_PTHREAD_REUSE_AFTER reached: until then an
+      // ended thread's OTF2 buffer is given back at once) and without metrics (a thread's
+      // counters start at 0: on a shared location its values would go down).
+      const bool can_park = loc->index != 0 && !was_busy && tls_location == loc && loc->metric_count == 0 &&
+                            s->thread_locations.load() >= config::g_values.pthread_reuse_after &&
                             (!loc->tracing || ((s->is_ready || !s->deferred) && ready_locked(*s) && !s->trace_abandoned));
       if (can_park && (!loc->tracing || convert_locked(*s, loc, false))) {
         loc->trace.release_all(release_chunk);
