@@ -32,6 +32,7 @@
 #include "adapters/adapter.hpp"
 #include "measurement/config/config.hpp"
 #include "measurement/events.hpp"
+#include "measurement/experiment_dir.hpp"
 #include "measurement/definitions/comms.hpp"
 #include "measurement/filter/filter.hpp"
 #include "measurement/log.hpp"
@@ -80,7 +81,8 @@ struct State {
   bool ready_failed = false;
   bool trace_abandoned = false;  // the archive could not be opened (here or on another rank): events are dropped
   bool profile_failed = false;   // the profile could not be written (a full disk): trace messages say so
-  std::string directory;      // final experiment directory
+  std::string directory;      // final experiment directory (its name, for messages)
+  experiment_dir::Claim claim;  // the directory written to: io_path(claim) + "/file"
   std::string exe_name;
   std::vector<std::string> args;
   std::uint64_t flushes = 0;
@@ -111,22 +113,6 @@ void release_chunk(void* c) { g_state->events.release(c); }
 // For buffers that are done for good: the memory goes back to the system too.
 void give_back_chunk(void* c) { g_state->events.release(c, true); }
 
-std::string now_stamp() {
-  std::time_t t = std::time(nullptr);
-  struct tm tmv;
-  localtime_r(&t, &tmv);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d_%H%M%S", &tmv);
-  return buf;
-}
-
-std::string parent_of(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 void read_cmdline(State& s) {
   s.exe_name = "program";
   int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -152,17 +138,8 @@ void read_cmdline(State& s) {
 // Checks made at init so that a bad directory is reported before the program's work, and
 // no directory is left behind by a run that cannot write.
 void check_directory(const config::Values& v) {
-  const std::string& dir = v.experiment_directory;
-  if (!dir.empty()) {
-    struct stat st;
-    if (::stat(dir.c_str(), &st) == 0 && !v.overwrite_experiment_directory)
-      log::fatal("PROF_EXPERIMENT_DIRECTORY='%s' exists and PROF_OVERWRITE_EXPERIMENT_DIRECTORY=false; remove it or choose another name",
-                 dir.c_str());
-  }
-  std::string parent = dir.empty() ? "." : parent_of(dir);
-  if (::access(parent.c_str(), W_OK | X_OK) != 0)
-    log::fatal("cannot create the experiment directory in '%s' (%s); set PROF_EXPERIMENT_DIRECTORY to a writable place",
-               parent.c_str(), std::strerror(errno));
+  const std::string why = experiment_dir::check(v.experiment_directory, v.overwrite_experiment_directory);
+  if (!why.empty()) log::fatal("%s", why.c_str());
 }
 
 // Milliseconds on a monotonic clock, for the durations PROF_VERBOSE reports.
@@ -172,27 +149,19 @@ double wall_ms() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-// Creates the experiment directory (moving an old one aside); "" when it cannot.
-std::string create_directory() {
+// Claims the experiment directory (experiment_dir.hpp) at the ready step: the first flush, the
+// end of the run, or MPI_Init (rank 0); the run holds it from then to its end. Its name, or ""
+// when it cannot (the error said). What can be known earlier is checked at init (check_directory).
+std::string create_directory(State& s) {
+  if (!s.claim.name.empty()) return s.claim.name;
   const config::Values& v = config::g_values;
-  std::string dir = v.experiment_directory;
-  if (dir.empty()) dir = "prof-" + now_stamp() + "_" + std::to_string(::getpid());
-  struct stat st;
-  if (::stat(dir.c_str(), &st) == 0) {
-    // Never mix two runs: move the old one aside (the overwrite=false case failed at init).
-    std::string aside = dir + "-old-" + now_stamp() + "_" + std::to_string(::getpid());
-    if (::rename(dir.c_str(), aside.c_str()) != 0) {
-      log::error("cannot move the existing experiment directory '%s' aside (%s); remove it", dir.c_str(), std::strerror(errno));
-      return "";
-    }
-    log::info(1, "moved the existing experiment directory '%s' to '%s'", dir.c_str(), aside.c_str());
-  }
-  if (::mkdir(dir.c_str(), 0777) != 0) {
-    log::error("cannot create the experiment directory '%s' (%s); set PROF_EXPERIMENT_DIRECTORY to a writable place",
-               dir.c_str(), std::strerror(errno));
+  std::string err, notice;
+  if (!experiment_dir::claim(v.experiment_directory, v.overwrite_experiment_directory, &s.claim, &err, &notice)) {
+    log::error("%s", err.c_str());
     return "";
   }
-  return dir;
+  if (!notice.empty()) log::warning("%s", notice.c_str());
+  return s.claim.name;
 }
 
 // The deferred ready step: experiment directory, prof.cfg, OTF2 archive. State mutex held.
@@ -202,7 +171,7 @@ bool ready_locked(State& s) {
   if (s.is_ready) return true;
   if (s.ready_failed) return false;
   const config::Values& v = config::g_values;
-  std::string dir = s.rank == 0 ? create_directory() : "";
+  std::string dir = s.rank == 0 ? create_directory(s) : "";
   if (s.mpp) {
     std::uint64_t n = dir.size();
     std::vector<char> name(dir.begin(), dir.end());
@@ -223,8 +192,14 @@ bool ready_locked(State& s) {
     return false;
   }
   s.directory = dir;
+  if (s.claim.name.empty()) {
+    // Another rank's claim: written through this rank's own descriptor of it (by name if none).
+    std::string ignored;
+    experiment_dir::open_claimed(dir, &s.claim, &ignored);
+  }
+  const std::string io = experiment_dir::io_path(s.claim);
   if (s.rank == 0) {
-    std::string cfg = dir + "/prof.cfg";
+    std::string cfg = io + "/prof.cfg";
     if (FILE* f = std::fopen(cfg.c_str(), "w")) {
       std::string text = config::cfg_file_text();
       std::fwrite(text.data(), 1, text.size(), f);
@@ -233,15 +208,15 @@ bool ready_locked(State& s) {
     if (!v.filtering_file.empty()) {
       // The filter that shaped this experiment travels with it.
       std::ifstream in(v.filtering_file, std::ios::binary);
-      std::ofstream out(dir + "/prof.filter", std::ios::binary);
+      std::ofstream out(io + "/prof.filter", std::ios::binary);
       out << in.rdbuf();
     }
   }
   if (v.enable_tracing) {
     std::string err;
-    if (!s.writer.open(dir, &s.otf2_blocks, &err, s.mpp)) {
+    if (!s.writer.open(io, &s.otf2_blocks, &err, s.mpp)) {
       // The profile is still written; the trace's events are dropped from now on.
-      log::error("%s; this experiment has no trace", err.c_str());
+      log::error("%s; this experiment has no trace", experiment_dir::readable(s.claim, err).c_str());
       s.trace_abandoned = true;
     }
     auto slash = s.exe_name.find_last_of('/');
@@ -340,7 +315,7 @@ void report_trace_failure(State& s) {
   const char* kept = !config::g_values.enable_profiling || s.profile_failed ? nullptr
                      : g_finalized.load() ? "the profile is kept" : "the profile is still written at the end";
   const std::string line = s.writer.take_failure(kept);
-  if (!line.empty()) log::error("%s", line.c_str());
+  if (!line.empty()) log::error("%s", experiment_dir::readable(s.claim, line).c_str());
 }
 
 // Writes a location's buffered events to the archive and empties the buffer (keeping its
@@ -1165,7 +1140,7 @@ bool meet_other_processes(State& s) {
   log::error("%s; this rank writes its own data, unmerged, and marks the experiment incomplete", why.c_str());
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.is_ready) {
-    const std::string marker = s.directory + "/incomplete.rank" + std::to_string(s.rank);
+    const std::string marker = experiment_dir::io_path(s.claim) + "/incomplete.rank" + std::to_string(s.rank);
     if (FILE* f = std::fopen(marker.c_str(), "w")) {
       std::fprintf(f, "This experiment is incomplete: %s.\nRank %u wrote its own profile (%s.rank%u.cubex); its trace "
                       "events have no definitions.\n",
@@ -1315,11 +1290,11 @@ void write_profile(State& s, const std::vector<Location*>& locs, bool together, 
   if (v.enable_profiling) {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (ready_locked(s)) {
-      std::string path = s.directory + "/" + profile_name + ".cubex";
+      std::string path = experiment_dir::io_path(s.claim) + "/" + profile_name + ".cubex";
       if (!cube4::write(path, profile, &err)) {
-        log::error("%s", err.c_str());
+        log::error("%s", experiment_dir::readable(s.claim, err).c_str());
         s.profile_failed = true;
-      } else log::info(1, "profile written: %s", path.c_str());
+      } else log::info(1, "profile written: %s/%s.cubex", s.directory.c_str(), profile_name.c_str());
     }
   }
   if (v.summary) std::fputs(summary_table(profile, 10).c_str(), stderr);

@@ -120,21 +120,34 @@ const Var kCoreVars[] = {
      nullptr, 4u << 10, ~std::uint64_t{0}, true},
     {"EXPERIMENT_DIRECTORY", Type::Path, "", &g_values.experiment_directory,
      "Name of the experiment directory.",
-     "The directory receives all output of one run: `prof.cfg`, the trace and the profile. "
-     "Empty means `prof-YYYYMMDD_HHMMSS_<unique>` in the current working directory, a new "
-     "name for every run. A relative name is taken relative to the current working directory. "
-     "`PROF_OVERWRITE_EXPERIMENT_DIRECTORY` says what happens when the directory already "
-     "exists.",
+     "The directory receives all output of one run: `prof.cfg`, `prof.lock`, the trace and the "
+     "profile. Empty means `prof-YYYYMMDD_HHMMSS_<pid>` in the current working directory, a new "
+     "name for every run. A relative name is taken relative to the current working directory; "
+     "its parent must exist and be writable.\n\n"
+     "Its checks are made at start, before the program's work. The run claims the directory "
+     "when it first writes (its first buffer flush or the end of the run; with MPI: rank 0, in "
+     "MPI_Init) by creating it, and holds a lock on `prof.lock` in it until it ends; it writes "
+     "through the directory it opened then, so renaming the directory during the run does not "
+     "split the data. An empty "
+     "directory of that name is used as it is. An existing experiment directory of a run that "
+     "has ended is renamed aside (see `PROF_OVERWRITE_EXPERIMENT_DIRECTORY`). One whose run is "
+     "still going on (its lock is held: runs of a job array with one fixed name) is never "
+     "touched: this run takes the first free name `<name>-2`, `<name>-3`, ... and says so in one "
+     "warning. A name that exists as a file, or as a directory that is not a prof experiment "
+     "(neither `prof.lock` nor `prof.cfg` in it), stops the run at start with one line; prof "
+     "renames only its own experiment directories.",
      nullptr, 0, ~std::uint64_t{0}, false, &check_experiment_directory,
      "empty, or a name of at most 3800 characters whose '/'-separated parts have at most 200, "
      "not ending in . or .."},
     {"OVERWRITE_EXPERIMENT_DIRECTORY", Type::Bool, "true",
      &g_values.overwrite_experiment_directory,
      "Rename an existing experiment directory aside instead of failing.",
-     "Applies when `PROF_EXPERIMENT_DIRECTORY` names a directory that already exists. With "
-     "`true` the existing directory is renamed aside and a fresh one is created, so the data "
-     "of two runs is never mixed. With `false` the run stops with a fatal error before the "
-     "program's work starts."},
+     "Applies when `PROF_EXPERIMENT_DIRECTORY` names an experiment directory that already exists "
+     "and is not empty. With `true` the existing directory is renamed aside "
+     "(`<name>-old-<date>_<time>_<pid>`) and a fresh one is created, so the data of two runs is "
+     "never mixed; a directory whose run is still going on is never renamed (this run takes "
+     "`<name>-2`, see `PROF_EXPERIMENT_DIRECTORY`). With `false` the run stops with a fatal "
+     "error before the program's work starts."},
     {"TIMER", Type::Option, "auto", &g_values.timer,
      "Time source for event time stamps.",
      "`auto` picks `tsc` when the kernel clocksource is tsc and a calibration against "

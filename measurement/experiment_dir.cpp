@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The experiment directory: init-time checks, the claim protocol (experiment_dir.hpp), and the
+// paths writers use.
+#include "measurement/experiment_dir.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <utility>
+
+#include "measurement/config/config.hpp"
+#include "measurement/log.hpp"
+
+namespace prof::experiment_dir {
+
+namespace {
+
+constexpr const char* kLock = "prof.lock";
+constexpr const char* kLockPrefix = "prof.lock.";  // the temporary file a claim locks first
+constexpr const char* kCfg = "prof.cfg";
+constexpr int kMaxTries = 16;        // rounds lost to other runs on the same name
+constexpr int kMaxSuffix = 10000;    // <name>-2 ... <name>-9999
+
+std::string now_stamp() {
+  std::time_t t = std::time(nullptr);
+  struct tm tmv;
+  localtime_r(&t, &tmv);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d_%H%M%S", &tmv);
+  return buf;
+}
+
+std::string host_name() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return "?";
+  return host;
+}
+
+std::string parent_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+/// "exp/" and "exp" are one directory; a trailing '/' would put `-old-...` inside it.
+std::string without_trailing_slashes(std::string name) {
+  while (name.size() > 1 && name.back() == '/') name.pop_back();
+  return name;
+}
+
+/// How messages name the directory: by the variable when the user chose it.
+std::string who(const std::string& dir, bool configured) {
+  return (configured ? "PROF_EXPERIMENT_DIRECTORY=" : "the experiment directory ") + config::quoted(dir);
+}
+
+enum class Kind {
+  Missing,       // no such name
+  NotDirectory,  // a file, a dangling symbolic link, ...
+  Empty,         // an empty directory: used as it is
+  Live,          // a prof experiment whose run goes on (or is starting, or cannot be checked)
+  Stale,         // a prof experiment whose run has ended
+  Foreign,       // a directory with other content
+  Error,         // cannot be looked at (errno in `err`)
+};
+
+struct Found {
+  Kind kind = Kind::Missing;
+  std::string owner;   // Live: who holds it, for the message
+  bool data = true;    // Stale: anything besides prof.lock
+  int err = 0;
+};
+
+/// 1: locked; 0: another process holds the lock; -1: this file system has no locks (errno).
+int lock(int fd) {
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (::fcntl(fd, F_SETLK, &fl) == 0) return 1;
+  return errno == EACCES || errno == EAGAIN ? 0 : -1;
+}
+
+/// The owner line a claim writes into prof.lock: "pid <pid> host <host> since <date>_<time>".
+std::string owner_line() {
+  return "pid " + std::to_string(::getpid()) + " host " + host_name() + " since " + now_stamp() + "\n";
+}
+
+/// (pid, host) from an owner line; pid 0 when unreadable.
+std::pair<long, std::string> read_owner(int fd) {
+  char buf[512] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return {0, ""};
+  long pid = 0;
+  char host[256] = {};
+  if (std::sscanf(buf, "pid %ld host %255s", &pid, host) != 2) return {0, ""};
+  return {pid, host};
+}
+
+/// Makes prof.lock in the directory `dfd`, locked before its name exists (see the header).
+/// Returns its descriptor, or -1 with errno (EEXIST: another run has it).
+int make_lock(int dfd) {
+  const std::string tmp = kLockPrefix + std::to_string(::getpid());
+  const std::string line = owner_line();
+  int fd = ::openat(dfd, tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return -1;
+  lock(fd);  // without locks (some network file systems) the owner line decides (lock_state)
+  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  if (ok && ::linkat(dfd, tmp.c_str(), dfd, kLock, 0) == 0) {
+    ::unlinkat(dfd, tmp.c_str(), 0);
+    return fd;
+  }
+  const int e = ok ? errno : ENOSPC;
+  ::unlinkat(dfd, tmp.c_str(), 0);
+  ::close(fd);
+  if (!ok || e == EEXIST) {
+    errno = e;
+    return -1;
+  }
+  // No hard links on this file system: create the name itself. Until the owner line is written
+  // the empty file tells others that a run is starting (lock_state).
+  fd = ::openat(dfd, kLock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return -1;
+  lock(fd);
+  if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    const int we = errno;
+    ::unlinkat(dfd, kLock, 0);
+    ::close(fd);
+    errno = we;
+    return -1;
+  }
+  return fd;
+}
+
+/// Is the run that made dfd's prof.lock still going on?
+Found lock_state(int dfd) {
+  Found f;
+  int fd = ::openat(dfd, kLock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    // Gone since the directory was read: moved aside by another run. Treated as live, so the
+    // caller looks again rather than acting on it.
+    f.kind = Kind::Live;
+    f.owner = "another run";
+    return f;
+  }
+  const auto [pid, host] = read_owner(fd);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  const bool have_locks = ::fcntl(fd, F_GETLK, &fl) == 0;
+  const int lock_errno = errno;
+  ::close(fd);  // this process holds no lock on it (it never looks at its own directory)
+  const std::string named = pid ? "pid " + std::to_string(pid) + " on " + host : "a run that is starting";
+  if (have_locks) {
+    f.kind = fl.l_type == F_UNLCK && pid ? Kind::Stale : Kind::Live;
+    f.owner = named;
+    return f;
+  }
+  // No locks here: a run on this host that no longer exists has ended; anything else may be live.
+  if (pid && host == host_name() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+    f.kind = Kind::Stale;
+    return f;
+  }
+  f.kind = Kind::Live;
+  f.owner = named + " (file locks are not available here: " + std::strerror(lock_errno) + ")";
+  return f;
+}
+
+/// What is at `path` now.
+Found inspect(const std::string& path) {
+  Found f;
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int e = errno;
+    struct stat lst;
+    // A missing or unusable parent (ENOTDIR: a file) is reported as the parent's problem.
+    if ((e == ENOENT && ::lstat(path.c_str(), &lst) != 0) || e == ENOTDIR) return f;  // Missing
+    f.kind = e == ENOENT ? Kind::NotDirectory : Kind::Error;  // ENOENT: a dangling symbolic link
+    f.err = e;
+    return f;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    f.kind = Kind::NotDirectory;
+    return f;
+  }
+  const int dfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int list_fd = dfd < 0 ? -1 : ::openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* d = list_fd < 0 ? nullptr : ::fdopendir(list_fd);
+  if (!d) {
+    f.kind = Kind::Error;
+    f.err = errno;
+    if (list_fd >= 0) ::close(list_fd);
+    if (dfd >= 0) ::close(dfd);
+    return f;
+  }
+  bool has_lock = false, has_cfg = false, starting = false, other = false;
+  while (const dirent* e = ::readdir(d)) {
+    const char* n = e->d_name;
+    if (std::strcmp(n, ".") == 0 || std::strcmp(n, "..") == 0) continue;
+    if (std::strcmp(n, kLock) == 0) has_lock = true;
+    else if (std::strncmp(n, kLockPrefix, std::strlen(kLockPrefix)) == 0) starting = true;
+    else if (std::strcmp(n, kCfg) == 0) has_cfg = other = true;
+    else other = true;
+  }
+  ::closedir(d);
+  if (has_lock) {
+    f = lock_state(dfd);
+    f.data = other || starting;
+  } else if (has_cfg) {
+    f.kind = Kind::Stale;  // an experiment of a prof without prof.lock
+  } else if (starting) {
+    f.kind = Kind::Live;  // a run between its mkdir and its prof.lock
+    f.owner = "a run that is starting";
+  } else {
+    f.kind = other ? Kind::Foreign : Kind::Empty;
+  }
+  ::close(dfd);
+  return f;
+}
+
+std::string not_directory_message(const std::string& dir, bool configured) {
+  return who(dir, configured) +
+         " exists and is not a directory; prof leaves it alone (it renames only its own experiment directories): choose "
+         "another name";
+}
+
+std::string foreign_message(const std::string& dir, bool configured) {
+  return who(dir, configured) +
+         " is a directory that is not a prof experiment (neither prof.lock nor prof.cfg in it); prof leaves it alone (it "
+         "renames only its own experiment directories): choose another name, or an empty directory";
+}
+
+std::string exists_message(const std::string& dir, bool configured) {
+  return who(dir, configured) + " exists and PROF_OVERWRITE_EXPERIMENT_DIRECTORY=false; remove it or choose another name";
+}
+
+std::string cannot_create_message(const std::string& dir, int err) {
+  return "cannot create the experiment directory " + config::quoted(dir) + " (" + std::strerror(err) +
+         "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
+}
+
+void fill(Claim* out, const std::string& name, int dfd, int lfd) {
+  out->name = name;
+  out->dir_fd = dfd;
+  out->lock_fd = lfd;
+  struct stat st;
+  if (::fstat(dfd, &st) == 0) {
+    out->dev = st.st_dev;
+    out->ino = st.st_ino;
+  }
+}
+
+enum Outcome { kTaken, kLost, kFailed };  // kLost: the name is (now) another run's; kFailed: errno
+
+/// A new directory of that name, claimed.
+Outcome try_new(const std::string& path, Claim* out) {
+  if (::mkdir(path.c_str(), 0777) != 0) return errno == EEXIST ? kLost : kFailed;
+  const int dfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (dfd < 0) return kFailed;
+  const int lfd = make_lock(dfd);
+  if (lfd < 0) {
+    const int e = errno;
+    ::close(dfd);
+    if (e != EEXIST) ::rmdir(path.c_str());  // nothing of ours is left behind
+    errno = e;
+    return e == EEXIST ? kLost : kFailed;
+  }
+  fill(out, path, dfd, lfd);
+  return kTaken;
+}
+
+/// An existing empty directory, claimed where it is.
+Outcome adopt(const std::string& path, Claim* out) {
+  const int dfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return errno == ENOENT ? kLost : kFailed;
+  const int lfd = make_lock(dfd);
+  if (lfd < 0) {
+    const int e = errno;
+    ::close(dfd);
+    errno = e;
+    return e == EEXIST ? kLost : kFailed;
+  }
+  fill(out, path, dfd, lfd);
+  return kTaken;
+}
+
+/// A stale experiment: its lock is taken (or, for one without prof.lock, made), then, while the
+/// name still leads to that lock, it is renamed aside, or reused when it holds nothing but
+/// prof.lock (a run that wrote nothing). kTaken: reused (out filled); kLost: moved aside, or
+/// another run was quicker: look again; kFailed: `error` set.
+Outcome take_stale(const std::string& dir, bool data, Claim* out, std::string* error) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    if (errno == ENOENT) return kLost;
+    *error = "cannot open the existing experiment directory " + config::quoted(dir) + " (" + std::strerror(errno) +
+             "); remove it or choose another name";
+    return kFailed;
+  }
+  int lfd = ::openat(dfd, kLock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (lfd >= 0) {
+    if (lock(lfd) == 0) {  // another run took it meanwhile
+      ::close(lfd);
+      ::close(dfd);
+      return kLost;
+    }
+  } else if (errno == ENOENT) {
+    lfd = make_lock(dfd);  // an experiment of a prof without prof.lock
+    if (lfd < 0) {
+      const int e = errno;
+      ::close(dfd);
+      if (e == EEXIST) return kLost;
+      *error = "cannot move the existing experiment directory " + config::quoted(dir) + " aside (" + std::strerror(e) +
+               "); remove it or choose another name";
+      return kFailed;
+    }
+  } else {
+    *error = "cannot move the existing experiment directory " + config::quoted(dir) + " aside (its prof.lock: " +
+             std::strerror(errno) + "); remove it or choose another name";
+    ::close(dfd);
+    return kFailed;
+  }
+  // Another run may have moved this directory aside and made a new one of the same name since
+  // we looked: act only while the name leads to the lock we hold.
+  struct stat held, now;
+  const bool same = ::fstat(lfd, &held) == 0 && ::stat((dir + "/" + kLock).c_str(), &now) == 0 &&
+                    held.st_dev == now.st_dev && held.st_ino == now.st_ino;
+  if (!same) {
+    ::close(lfd);
+    ::close(dfd);
+    return kLost;
+  }
+  if (!data) {
+    const std::string line = owner_line();
+    if (::ftruncate(lfd, 0) == 0 && ::pwrite(lfd, line.data(), line.size(), 0) == static_cast<ssize_t>(line.size())) {
+      fill(out, dir, dfd, lfd);
+      return kTaken;
+    }
+  }
+  const std::string aside = dir + "-old-" + now_stamp() + "_" + std::to_string(::getpid());
+  if (::rename(dir.c_str(), aside.c_str()) != 0) {
+    *error = "cannot move the existing experiment directory " + config::quoted(dir) + " aside (" + std::strerror(errno) +
+             "); remove it or choose another name";
+    ::close(lfd);
+    ::close(dfd);
+    return kFailed;
+  }
+  ::close(lfd);
+  ::close(dfd);
+  log::info(1, "moved the existing experiment directory %s to %s", config::quoted(dir).c_str(), config::quoted(aside).c_str());
+  return kLost;
+}
+
+}  // namespace
+
+std::string default_name() { return "prof-" + now_stamp() + "_" + std::to_string(::getpid()); }
+
+std::string check(const std::string& name, bool overwrite) {
+  const std::string dir = name.empty() ? name : without_trailing_slashes(name);
+  bool needs_parent = true;  // a new directory, or a new name beside it
+  if (!dir.empty()) {
+    const Found f = inspect(dir);
+    switch (f.kind) {
+      case Kind::Missing:
+        break;
+      case Kind::NotDirectory:
+        return not_directory_message(dir, true);
+      case Kind::Foreign:
+        return foreign_message(dir, true);
+      case Kind::Error:
+        return "cannot look at the experiment directory " + config::quoted(dir) + " (" + std::strerror(f.err) +
+               "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
+      case Kind::Empty:
+        if (::access(dir.c_str(), W_OK | X_OK) != 0)
+          return "cannot write into the experiment directory " + config::quoted(dir) + " (" + std::strerror(errno) +
+                 "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
+        needs_parent = false;
+        break;
+      case Kind::Live:
+      case Kind::Stale:
+        if (!overwrite) return exists_message(dir, true);
+        break;
+    }
+  }
+  if (!needs_parent) return {};
+  const std::string parent = dir.empty() ? "." : parent_of(dir);
+  struct stat st;
+  int e = 0;
+  if (::stat(parent.c_str(), &st) != 0) e = errno;
+  else if (!S_ISDIR(st.st_mode)) e = ENOTDIR;
+  else if (::access(parent.c_str(), W_OK | X_OK) != 0) e = errno;
+  if (e)
+    return "cannot create the experiment directory in " + config::quoted(parent) + " (" + std::strerror(e) +
+           "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
+  return {};
+}
+
+bool claim(const std::string& name, bool overwrite, Claim* out, std::string* error, std::string* notice) {
+  const bool configured = !name.empty();
+  const std::string dir = configured ? without_trailing_slashes(name) : default_name();
+  std::string owner = "other runs";
+  bool live = false;
+  for (int round = 0; round < kMaxTries && !live; ++round) {
+    const Outcome o = try_new(dir, out);
+    if (o == kTaken) return true;
+    if (o == kFailed) {
+      *error = cannot_create_message(dir, errno);
+      return false;
+    }
+    const Found f = inspect(dir);
+    Outcome next = kLost;
+    switch (f.kind) {
+      case Kind::Missing:  // moved aside by another run since: try again
+        continue;
+      case Kind::NotDirectory:
+        *error = not_directory_message(dir, configured);
+        return false;
+      case Kind::Foreign:
+        *error = foreign_message(dir, configured);
+        return false;
+      case Kind::Error:
+        *error = "cannot look at the experiment directory " + config::quoted(dir) + " (" + std::strerror(f.err) +
+                 "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
+        return false;
+      case Kind::Empty:
+        next = adopt(dir, out);
+        if (next == kFailed) {
+          *error = "cannot write into the experiment directory " + config::quoted(dir) + " (" + std::strerror(errno) +
+                   "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
+          return false;
+        }
+        break;
+      case Kind::Live:
+        if (!overwrite) {
+          *error = exists_message(dir, configured);
+          return false;
+        }
+        owner = f.owner;
+        live = true;  // never touched: this run takes a name of its own below
+        continue;
+      case Kind::Stale:
+        if (!overwrite) {
+          *error = exists_message(dir, configured);
+          return false;
+        }
+        next = take_stale(dir, f.data, out, error);
+        if (next == kFailed) return false;
+        break;
+    }
+    if (next == kTaken) return true;
+  }
+  // The name belongs to a run that goes on (a job array with one fixed name): the first free
+  // <name>-<n>, created new, never an existing one.
+  for (int n = 2; n < kMaxSuffix; ++n) {
+    const std::string alt = dir + "-" + std::to_string(n);
+    const Outcome o = try_new(alt, out);
+    if (o == kTaken) {
+      *notice = who(dir, configured) + " is in use by another run (" + owner + "); this run writes to " +
+                config::quoted(alt);
+      return true;
+    }
+    if (o == kFailed) {
+      *error = cannot_create_message(alt, errno);
+      return false;
+    }
+  }
+  *error = who(dir, configured) + " and " + config::quoted(dir + "-2") + " to " +
+           config::quoted(dir + "-" + std::to_string(kMaxSuffix - 1)) + " are all taken; choose another name";
+  return false;
+}
+
+bool open_claimed(const std::string& name, Claim* out, std::string* error) {
+  out->name = name;
+  const int dfd = ::open(name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    *error = "cannot open the experiment directory " + config::quoted(name) + " (" + std::strerror(errno) + ")";
+    return false;
+  }
+  fill(out, name, dfd, -1);
+  return true;
+}
+
+std::string io_path(const Claim& claim) {
+  if (claim.dir_fd >= 0) {
+    // The descriptor's own name for the directory, valid across renames; checked each time, in
+    // case the program closed the descriptor and the number now means something else.
+    const std::string path = "/proc/self/fd/" + std::to_string(claim.dir_fd);
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == claim.dev && st.st_ino == claim.ino)
+      return path;
+  }
+  return claim.name;
+}
+
+std::string readable(const Claim& claim, std::string text) {
+  if (claim.dir_fd < 0) return text;
+  const std::string path = "/proc/self/fd/" + std::to_string(claim.dir_fd);
+  for (std::size_t at = text.find(path); at != std::string::npos; at = text.find(path, at + claim.name.size()))
+    text.replace(at, path.size(), claim.name);
+  return text;
+}
+
+}  // namespace prof::experiment_dir

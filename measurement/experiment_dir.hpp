@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The experiment directory: checked at init, claimed once per run, written through the
+// descriptor the claim opened.
+//
+// The claim protocol (every prof run follows it, so two runs never share a directory):
+//  - A run owns a directory while it holds a POSIX write lock (fcntl F_SETLK) on the file
+//    `prof.lock` in it. The lock is taken before the name `prof.lock` exists (on a temporary file
+//    that is then hard-linked to it, which fails if the name exists), so nobody ever sees an
+//    unlocked `prof.lock` of a live run. The kernel drops the lock when the process ends, however
+//    it ends; a forked child does not inherit it.
+//  - The directory is created with mkdir (atomic). If the name exists: an empty directory is
+//    adopted (by linking `prof.lock` into it); a prof experiment (`prof.lock` or `prof.cfg`) whose
+//    lock nobody holds is moved aside to `<name>-old-<date>_<time>_<pid>` by the run that took its
+//    lock, and only after checking that the name still leads to the lock it holds; a live one
+//    (lock held) is never touched: the run takes the first free `<name>-<n>`, n = 2, 3, ...
+//    Files, and directories that are not prof experiments, are never renamed: an error.
+//  - The run writes through the descriptor it opened (/proc/self/fd/<fd>/...), so a rename of
+//    the directory during the run (by a person) cannot send its files elsewhere.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace prof::experiment_dir {
+
+/// The directory a run writes to. Rank 0 (or a process without MPI) holds the lock; other ranks
+/// only open the directory rank 0 claimed.
+struct Claim {
+  std::string name;   ///< as used in messages: the configured name, or the one chosen instead
+  int dir_fd = -1;    ///< the directory, open for the run (O_CLOEXEC)
+  int lock_fd = -1;   ///< prof.lock, locked for the run; -1 on other ranks
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
+/// Checks made at init, before the program's work, of the directory `name` (empty: a new default
+/// name in the working directory): its parent is a writable directory; an existing `name` is a
+/// directory that prof may use or rename aside (`overwrite`: PROF_OVERWRITE_EXPERIMENT_DIRECTORY).
+/// Returns "" or the one-line message (without "prof: error: ").
+std::string check(const std::string& name, bool overwrite);
+
+/// Claims the experiment directory `name` (empty: `prof-<date>_<time>_<pid>`), as the protocol
+/// above says. On success fills `out`, and sets `notice` (else leaves it empty) to a warning line
+/// when another name had to be taken. On failure returns false with `error` set (one line).
+bool claim(const std::string& name, bool overwrite, Claim* out, std::string* error, std::string* notice);
+
+/// Opens the directory another process (rank 0) claimed, to write through it. False when it
+/// cannot (`error` set); `out->name` is set in any case.
+bool open_claimed(const std::string& name, Claim* out, std::string* error);
+
+/// The path to give writers that take a path (OTF2, the CUBE4 writer): /proc/self/fd/<fd> while
+/// that still leads to the claimed directory, else its name.
+std::string io_path(const Claim& claim);
+
+/// `text` with every io_path() of `claim` replaced by its name, for messages of writers.
+std::string readable(const Claim& claim, std::string text);
+
+/// The name used for a new experiment directory when none is configured.
+std::string default_name();
+
+}  // namespace prof::experiment_dir
