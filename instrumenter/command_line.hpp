@@ -65,6 +65,11 @@ struct Options {
   /// Decided by prof-wrap before build_commands for an MPI compiler wrapper: the compiler it runs
   /// (its --showme:command or -show), e.g. "clang++"; empty when it did not say. See toolchain_for.
   std::string mpi_wrapped_compiler;
+  /// Set by prof-wrap when prof was built with PROF_SANITIZE: which sanitizer ("address",
+  /// "thread") and its runtime (GCC's libasan.so, libtsan.so), linked right after libprof into
+  /// every dynamic executable; -static links are refused. Empty: a normal build.
+  std::string sanitize;
+  std::string sanitizer_runtime;
 };
 
 /// The command line split into prof-wrap's part and the compiler's part.

@@ -338,6 +338,8 @@ int wrap(const std::vector<std::string>& args) {
     return 0;
   }
   Options opt = cl.options;
+  opt.sanitize = PROF_WRAP_SANITIZE;
+  opt.sanitizer_runtime = PROF_WRAP_SANITIZER_RUNTIME;
   for (const auto& f : opt.instrument_filters) {
     // A malformed filter fails the build here, not the run later.
     prof::filter::Filter filter;
@@ -440,7 +442,8 @@ int wrap(const std::vector<std::string>& args) {
                  plan.argv[0].c_str(), supported_compilers().c_str());
   if (adapter_list && !opt.dry_run) {
     std::ofstream out(files.adapter_source);
-    out << adapter_list_source(linked_adapters(plan, *toolchain_for(plan, opt), opt), opt.instrument_filters, opt.mpp == Mpp::None);
+    out << adapter_list_source(linked_adapters(plan, *toolchain_for(plan, opt), opt), opt.instrument_filters, opt.mpp == Mpp::None,
+                               sanitizer_default_options(opt));
     if (!out.flush()) throw WrapError("cannot write " + files.adapter_source + "; check TMPDIR");
   }
 

@@ -105,9 +105,15 @@ std::string adapter_decisions(const Plan& plan, const Toolchain& tc, const Optio
 
 /// The generated C source naming `adapters` in `prof_linked_adapters[]`; with `mpi_declined`
 /// (--mpp=none) also `prof_mpi_adapter_declined`, which keeps the runtime from warning that an
-/// MPI library is loaded without the MPI adapter.
+/// MPI library is loaded without the MPI adapter; with `asan_options` an `__asan_default_options`
+/// that returns them.
 std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters,
-                                const std::vector<std::string>& instrument_filters = {}, bool mpi_declined = false);
+                                const std::vector<std::string>& instrument_filters = {}, bool mpi_declined = false,
+                                const std::string& asan_options = {});
+
+/// The ASan options an executable needs where prof was built with PROF_SANITIZE=address
+/// (options.sanitize), for adapter_list_source; "" otherwise.
+std::string sanitizer_default_options(const Options& options);
 
 /// Where the generated adapter list goes (main makes them unique temporaries).
 struct WorkFiles {
@@ -118,7 +124,9 @@ struct WorkFiles {
 /// The commands to run for `plan`, in order; the last is the user's command with prof-wrap's
 /// additions. An executable link is preceded by the compile of the adapter list (which main
 /// writes to files.adapter_source first); a -static one links libprof.a with ld --wrap instead
-/// of libprof.so. Throws WrapError for an unsupported compiler or -static with -shared.
+/// of libprof.so. With options.sanitizer_runtime, dynamic executables link it right after
+/// libprof. Throws WrapError for an unsupported compiler, -static with -shared, or -static with
+/// a sanitizer runtime.
 std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Layout& layout, const Options& options,
                                                      const WorkFiles& files = {});
 

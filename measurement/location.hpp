@@ -132,7 +132,10 @@ struct Location {
   /// lanes), not by a thread of its own: no shadow stack, no thread events.
   bool detached = false;
   std::uint64_t create_seq = 0;   ///< ThreadCreate sequence number that made it, 0 = none
-  bool ended = false;             ///< thread exited; buffer no longer written
+  /// Thread exited; buffer no longer written. Atomic: end_location sets it without the state's
+  /// mutex, and flushes on other threads read it under that mutex to take the ended thread's
+  /// buffer (its last events must be visible to them: release/acquire, found by TSan).
+  std::atomic<bool> ended{false};
   bool converted = false;         ///< its events are in the OTF2 archive and its writer closed
   bool samples_resolved = false;  ///< finalize resolved the samples its trace holds (before the profile)
   /// Its thread ended and a later thread may take it (PROF_PTHREAD_REUSE_AFTER): its events are

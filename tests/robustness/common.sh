@@ -17,6 +17,9 @@ unset PROF_EXPERIMENT_DIRECTORY PROF_ENABLE_TRACING PROF_ENABLE_PROFILING PROF_T
 
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
+# skip_under_tsan <why>: a PROF_SANITIZE=thread build (tests/sanitizers/ctest_env.cmake.in) cannot
+# run this case; the PROF_SANITIZE=address build and the normal build still do (docs/TESTING.md).
+skip_under_tsan() { [ "${PROFTESTS_SANITIZER:-}" != thread ] || skip "PROF_SANITIZE=thread: $*"; }
 
 # build <out> <src> [compiler flags...]: gcc (g++ for .cpp) through prof-wrap
 build() {

@@ -588,6 +588,37 @@ TEST_CASE("adapter list", "[prof-wrap]") {
   }
 }
 
+TEST_CASE("a prof built with PROF_SANITIZE", "[prof-wrap]") {
+  Options o;
+  o.sanitize = "address";
+  o.sanitizer_runtime = "/usr/lib/gcc/x86_64-linux-gnu/12/libasan.so";
+  const WorkFiles files{"/tmp/w/prof_adapters.c", "/tmp/w/prof_adapters.o"};
+  SECTION("executables link the runtime right after libprof; libraries and compiles do not") {
+    const Argv link = build_commands(classify({"clang", "a.o", "-o", "app"}), kLayout, o, files).back();
+    CHECK(contains_run(link, {"-Wl,--push-state,--no-as-needed", "-lprof", o.sanitizer_runtime, "-Wl,--pop-state"}));
+    CHECK_FALSE(contains(build_commands(classify({"gcc", "-shared", "a.o", "-o", "liba.so"}), kLayout, o, files).back(),
+                         o.sanitizer_runtime));
+    CHECK_FALSE(contains(build_commands(classify({"gcc", "-c", "a.c"}), kLayout, o).back(), o.sanitizer_runtime));
+  }
+  SECTION("-static is refused") {
+    CHECK_THROWS_WITH(build_commands(classify({"gcc", "-static", "a.o"}), kLayout, o, files),
+                      Catch::Matchers::StartsWith("-static links are not possible with this prof: it was built with PROF_SANITIZE=address"));
+  }
+  SECTION("ASan's defaults in the adapter list: link order, whole stacks, crash signals") {
+    const auto adapters = linked_adapters(classify({"gcc", "a.o"}), *find_toolchain("gcc"), o);
+    const std::string asan = "verify_asan_link_order=0:fast_unwind_on_malloc=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0";
+    CHECK(sanitizer_default_options(o) == asan);
+    CHECK(adapter_list_source(adapters, {}, false, sanitizer_default_options(o))
+              .find("__attribute__((weak)) const char* __asan_default_options(void) { return \"" + asan + "\"; }\n") !=
+          std::string::npos);
+    CHECK(adapter_list_source(adapters).find("__asan_default_options") == std::string::npos);
+    Options thread = o;
+    thread.sanitize = "thread";
+    CHECK(sanitizer_default_options(thread).empty());
+    CHECK(sanitizer_default_options(Options{}).empty());
+  }
+}
+
 TEST_CASE("install layout and shell quoting", "[prof-wrap]") {
   CHECK(layout_for_executable("/opt/prof/bin/prof-wrap").prefix == "/opt/prof");
   CHECK(layout_for_executable("/b/./bin/prof-wrap").libprof() == "/b/lib/libprof.so");
