@@ -58,11 +58,13 @@ thread_local bool t_creating_own_thread = false;
 
 namespace {
 
-// OTF2 event chunks of 4 MiB: OTF2's file layer copies every smaller write into a hidden
-// 4 MiB malloc'ed buffer per open file, but writes chunks of at least that size straight to
-// the file. So with 4 MiB chunks taken from PROF_TOTAL_MEMORY, all of OTF2's event memory is
-// inside the budget (only a location's last, partial chunk goes through that buffer, when its
-// writer is closed, after its event chunks were given back).
+// OTF2 event chunks of 4 MiB (up to 256 locations; smaller for more, budget::otf2_chunk_bytes,
+// so that readers can hold a chunk per location): OTF2's file layer copies every smaller write
+// into a hidden 4 MiB malloc'ed buffer per open file, but writes chunks of at least that size
+// straight to the file. So with 4 MiB chunks taken from PROF_TOTAL_MEMORY, all of OTF2's event
+// memory is inside the budget (only a location's last, partial chunk goes through that buffer,
+// when its writer is closed, after its event chunks were given back). Smaller chunks use the
+// start of a 4 MiB block; a writer open across flushes then also holds OTF2's file buffer.
 using budget::kOtf2BlockBytes;
 using budget::kMinTracingMemory;
 
@@ -172,10 +174,13 @@ bool ready_locked(State& s) {
   if (s.ready_failed) return false;
   const config::Values& v = config::g_values;
   std::string dir = s.rank == 0 ? create_directory(s) : "";
+  // The trace's event chunk size, from the locations known now: this process's (the ready step
+  // comes at the first flush or at the end) times the processes (MPI_Init); rank 0's for all.
+  std::uint64_t chunk = budget::otf2_chunk_bytes(static_cast<std::uint64_t>(s.locations.size()) * (s.mpp ? s.mpp->size() : 1));
   if (s.mpp) {
     std::uint64_t n = dir.size();
     std::vector<char> name(dir.begin(), dir.end());
-    bool ok = s.mpp->bcast(&n, sizeof n, 0);
+    bool ok = s.mpp->bcast(&n, sizeof n, 0) && s.mpp->bcast(&chunk, sizeof chunk, 0);
     name.resize(n);
     ok = ok && (n == 0 || s.mpp->bcast(name.data(), n, 0));
     if (!ok) {
@@ -214,10 +219,13 @@ bool ready_locked(State& s) {
   }
   if (v.enable_tracing) {
     std::string err;
-    if (!s.writer.open(io, &s.otf2_blocks, &err, s.mpp)) {
+    if (!s.writer.open(io, &s.otf2_blocks, &err, s.mpp, chunk)) {
       // The profile is still written; the trace's events are dropped from now on.
       log::error("%s; this experiment has no trace", experiment_dir::readable(s.claim, err).c_str());
       s.trace_abandoned = true;
+    } else if (s.rank == 0) {
+      log::info(1, "trace: OTF2 event chunks of %" PRIu64 " KiB for %zu location(s)%s (a reader holds one per location)",
+                chunk >> 10, s.locations.size(), s.mpp ? " x processes" : " known now");
     }
     auto slash = s.exe_name.find_last_of('/');
     s.writer.set_program(slash == std::string::npos ? s.exe_name : s.exe_name.substr(slash + 1), s.args);

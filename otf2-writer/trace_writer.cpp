@@ -325,13 +325,14 @@ void TraceWriter::drop_events(const EventBuffer& buffer) {
   impl_->stats.dropped_events += n;
 }
 
-bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp) {
+bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp, std::uint64_t event_chunk) {
   Impl& m = *impl_;
   m.blocks = blocks;
   m.dir = dir;
   m.mpp = mpp;
   m.set_callback();
-  std::uint64_t chunk = blocks && blocks->chunk_bytes() >= OTF2_CHUNK_SIZE_MIN ? blocks->chunk_bytes() : OTF2_CHUNK_SIZE_MIN;
+  std::uint64_t chunk = event_chunk ? event_chunk
+                       : blocks && blocks->chunk_bytes() >= OTF2_CHUNK_SIZE_MIN ? blocks->chunk_bytes() : OTF2_CHUNK_SIZE_MIN;
   m.stats.otf2_block_bytes = chunk;
   m.archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, chunk, OTF2_CHUNK_SIZE_MIN,
                                 OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);

@@ -85,12 +85,13 @@ class TraceWriter {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
-  /// Opens `<dir>/traces.otf2`. OTF2 event chunks come from `blocks` (chunk size = its chunk
-  /// size, >= 256 KiB), one per open location writer; OTF2 writes a buffer to disk when it
-  /// needs a second one. With `mpp`, all its processes open the one archive together (a
-  /// collective call; OTF2's collectives run over `mpp`, which must outlive the writer).
+  /// Opens `<dir>/traces.otf2`. OTF2 event chunks of `event_chunk` bytes (256 KiB to 16 MiB;
+  /// 0: `blocks`' chunk size, at least 256 KiB) come from `blocks` (whose chunks must be at least
+  /// that big), one per open location writer; OTF2 writes a buffer to disk when it needs a second
+  /// one. With `mpp`, all its processes open the one archive together (a collective call; OTF2's
+  /// collectives run over `mpp`, which must outlive the writer), with the same `event_chunk`.
   /// Returns false with a one-line error.
-  bool open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp = nullptr);
+  bool open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp = nullptr, std::uint64_t event_chunk = 0);
   bool is_open() const;
 
   /// Program name and arguments for ProgramBegin records.

@@ -8,9 +8,25 @@
 
 namespace prof::budget {
 
-constexpr std::uint64_t kOtf2BlockBytes = 4u << 20;   ///< one OTF2 write buffer chunk
+constexpr std::uint64_t kOtf2BlockBytes = 4u << 20;   ///< one OTF2 write buffer block: the largest event chunk
+constexpr std::uint64_t kOtf2MinChunkBytes = 256u << 10;  ///< OTF2_CHUNK_SIZE_MIN
+/// What a trace's readers may need for its event chunks: otf2-print, the otf2 Python module and
+/// other OTF2 readers hold one whole chunk per location while they read (a 4 MiB chunk each:
+/// 2,000 locations made otf2-print's RSS 8.2 GB).
+constexpr std::uint64_t kOtf2ReaderBytes = 1u << 30;
 constexpr std::uint64_t kMinTracingMemory = 8u << 20; ///< below this, tracing is refused
 constexpr std::uint64_t kMiB = 1u << 20;
+
+/// The OTF2 event chunk size of a trace of about `locations` locations: the largest power of two
+/// from 256 KiB (OTF2's minimum) to 4 MiB with which a reader's chunks of all locations fit
+/// kOtf2ReaderBytes. 4 MiB up to 256 locations (writes go straight to the file: below 4 MiB,
+/// OTF2 copies them through a 4 MiB file buffer of its own), 1 MiB at 1,024, 256 KiB from 4,096
+/// on (a reader needs 256 KiB per location there, the least OTF2 allows).
+inline std::uint64_t otf2_chunk_bytes(std::uint64_t locations) {
+  std::uint64_t chunk = kOtf2BlockBytes;
+  while (chunk > kOtf2MinChunkBytes && chunk * std::max<std::uint64_t>(locations, 1) > kOtf2ReaderBytes) chunk /= 2;
+  return chunk;
+}
 
 /// OTF2's share when tracing: one block per writer open at the same time (one during finalize,
 /// plus one per thread that flushed during the run): a quarter of the total, 1 to 16 blocks.

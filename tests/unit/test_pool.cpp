@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "measurement/memory/pool.hpp"
+#include "measurement/memory/budget.hpp"
 
 using prof::ChunkPool;
 
@@ -309,4 +310,20 @@ TEST_CASE("pool init rounds a non-multiple total down", "[pool]") {
     CHECK(pool.acquire() == nullptr);
     CHECK(pool.in_use() == 0);
   }
+}
+
+TEST_CASE("OTF2 event chunks shrink with the number of locations", "[pool][budget]") {
+  using namespace prof::budget;
+  // Readers hold a chunk per location: 4 MiB up to 256 locations, then halved until all fit
+  // 1 GiB, never below OTF2's minimum of 256 KiB.
+  CHECK(otf2_chunk_bytes(0) == 4u << 20);
+  CHECK(otf2_chunk_bytes(1) == 4u << 20);
+  CHECK(otf2_chunk_bytes(256) == 4u << 20);
+  CHECK(otf2_chunk_bytes(257) == 2u << 20);
+  CHECK(otf2_chunk_bytes(1024) == 1u << 20);
+  CHECK(otf2_chunk_bytes(4096) == 256u << 10);
+  CHECK(otf2_chunk_bytes(10001) == 256u << 10);
+  CHECK(otf2_chunk_bytes(1u << 30) == 256u << 10);
+  for (std::uint64_t n : {1u, 300u, 2000u, 4096u})
+    CHECK(otf2_chunk_bytes(n) * n <= kOtf2ReaderBytes);
 }
