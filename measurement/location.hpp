@@ -150,6 +150,8 @@ struct Location {
   std::uint64_t replayed_events = 0;    ///< events from signal handlers, deferred and replayed
   std::uint64_t closed_at_end = 0;      ///< frames still open when the thread or process ended
   std::uint64_t flushes = 0;
+  std::uint64_t spills = 0;       ///< flushes that went to its spill file
+  std::string spill_file;         ///< its raw records not yet converted (runtime.cpp), "" = none
   std::uint64_t reuses = 0;             ///< threads after the first that used it (PROF_PTHREAD_REUSE_AFTER)
   std::uint64_t profile_folded = 0;     ///< visits to call paths not created for lack of memory
   std::uint64_t profile_too_deep = 0;   ///< visits below PROF_PROFILING_MAX_CALLPATH_DEPTH, folded

@@ -265,56 +265,135 @@ Timestamp debug_clock_skew(const std::string& spec) {
   return skew;
 }
 
-// Spill files: chunks flushed before the ready step (MPI: before MPI_Init) are parked here.
-std::string spill_path(const Location* loc) {
-  const char* tmp = std::getenv("TMPDIR");
-  return std::string(tmp && *tmp ? tmp : "/tmp") + "/prof-spill-" + std::to_string(::getpid()) + "-" +
-         std::to_string(loc->index);
+// Spill files: a location's raw records, written by a flush that cannot convert them to OTF2
+// now: before the ready step (MPI: before MPI_Init) in TMPDIR; after it, when the OTF2 buffers
+// of PROF_TOTAL_MEMORY are all held by other locations' open writers, in the experiment
+// directory (prof-spill-<location>). Converted, in order, before the location's later events
+// (unspill_locked), one writer at a time at the end: memory stays within the budget however many
+// threads flush at once. A run killed by SIGKILL leaves them behind, raw.
+const std::string& spill_path(State& s, Location* loc) {
+  if (loc->spill_file.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    loc->spill_file = s.is_ready ? experiment_dir::io_path(s.claim) + "/prof-spill-" + std::to_string(loc->index)
+                                 : std::string(tmp && *tmp ? tmp : "/tmp") + "/prof-spill-" + std::to_string(::getpid()) +
+                                       "-" + std::to_string(loc->index);
+  }
+  return loc->spill_file;
 }
 
 bool spill_locked(State& s, Location* loc) {
-  int fd = ::open(spill_path(loc).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  int fd = ::open(spill_path(s, loc).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return false;
   bool ok = true;
+  // Records lie back to back within a chunk: one write per run of them.
+  const char* run = nullptr;
+  std::size_t run_bytes = 0;
+  const auto write_run = [&] {
+    for (std::size_t done = 0; ok && done < run_bytes;) {
+      const ssize_t n = ::write(fd, run + done, run_bytes - done);
+      if (n <= 0 && errno != EINTR) ok = false;
+      if (n > 0) done += static_cast<std::size_t>(n);
+    }
+    s.spilled_bytes += run_bytes;
+    s.bytes_recorded += run_bytes;  // the run's need of event memory (unspill_locked does not count them again)
+    run_bytes = 0;
+  };
   loc->trace.for_each([&](const Record& r, const Payload*) {
-    std::size_t bytes = kRecordBytes * (1u + r.slots);
-    if (ok && ::write(fd, &r, bytes) != static_cast<ssize_t>(bytes)) ok = false;
-    s.spilled_bytes += bytes;
+    const std::size_t bytes = kRecordBytes * (1u + r.slots);
+    const char* at = reinterpret_cast<const char*>(&r);
+    if (run_bytes && at != run + run_bytes) write_run();
+    if (!run_bytes) run = at;
+    run_bytes += bytes;
   });
-  ::close(fd);
+  if (run_bytes) write_run();
+  if (::close(fd) != 0) ok = false;
+  if (ok) ++loc->spills;
   return ok;
 }
 
-// Converts a location's spill file (if any) before its buffered events.
+// Converts a location's spill file (if any) before its buffered events, 16 chunks at a time.
 void unspill_locked(State& s, Location* loc) {
-  std::string path = spill_path(loc);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  std::size_t chunk = s.events.chunk_bytes();
-  std::vector<void*> blocks;
+  if (loc->spill_file.empty()) return;
+  const std::string path = loc->spill_file;
+  loc->spill_file.clear();
+  FILE* f = std::fopen(path.c_str(), "rbe");
+  if (!f) return;
+  std::setvbuf(f, nullptr, _IOFBF, 1 << 20);
+  const std::size_t chunk = s.events.chunk_bytes();
+  std::vector<void*> all, spare;
   EventBuffer tmp;
-  auto new_block = [&] {
-    void* b = std::malloc(chunk);
-    blocks.push_back(b);
+  std::size_t held = 0;
+  const auto new_block = [&] {
+    void* b = nullptr;
+    if (!spare.empty()) {
+      b = spare.back();
+      spare.pop_back();
+    } else {
+      b = std::malloc(chunk);
+      if (!b) return false;
+      all.push_back(b);
+    }
     tmp.add_chunk(b, chunk);
+    ++held;
+    return true;
   };
-  new_block();
+  const auto write_out = [&] {
+    sampling::resolve(loc, tmp, true);
+    s.writer.write_events(loc->global_id, tmp, false);
+    tmp.clear([&](void* b) { spare.push_back(b); });
+    held = 1;
+  };
+  bool ok = new_block();
   Record head;
-  while (::read(fd, &head, sizeof head) == static_cast<ssize_t>(sizeof head)) {
+  while (ok && std::fread(&head, sizeof head, 1, f) == 1) {
     Record* r = tmp.try_reserve(head.slots);
     if (!r) {
-      new_block();
-      r = tmp.try_reserve(head.slots);
+      if (held >= 16) write_out();
+      if (!new_block() || !(r = tmp.try_reserve(head.slots))) break;
     }
     *r = head;
-    if (head.slots && ::read(fd, r + 1, kRecordBytes * head.slots) != static_cast<ssize_t>(kRecordBytes * head.slots)) break;
+    if (head.slots && std::fread(r + 1, kRecordBytes, head.slots, f) != head.slots) break;
     tmp.commit();
   }
-  ::close(fd);
+  std::fclose(f);
   ::unlink(path.c_str());
-  sampling::resolve(loc, tmp, true);
-  s.writer.write_events(loc->global_id, tmp, false);
-  for (void* b : blocks) std::free(b);
+  write_out();
+  tmp.release_all([](void*) {});
+  for (void* b : all) std::free(b);
+}
+
+// Whether a flush of `loc` spills instead of converting: a trace is written, `loc` has no OTF2
+// writer open (or spilled before: its order), and every OTF2 buffer is held by another writer.
+bool spill_instead(State& s, Location* loc) {
+  if (s.trace_abandoned || s.writer.failed() || !s.writer.is_open()) return false;
+  if (!loc->spill_file.empty()) return true;
+  return !s.writer.writing(loc->global_id) && s.otf2_blocks.in_use() >= s.otf2_blocks.chunk_count();
+}
+
+bool convert_locked(State& s, Location* loc, bool close);
+
+// Writes a location's buffered events out during the run (a flush, or a thread that ends and
+// leaves its location to a later one): to its spill file where spill_instead says so, else to
+// OTF2 (also where the spill failed). Keeps the buffer's current chunk. State mutex held.
+bool write_out_locked(State& s, Location* loc) {
+  if (spill_instead(s, loc) && spill_locked(s, loc)) {
+    loc->trace.clear(release_chunk);
+    return true;
+  }
+  return convert_locked(s, loc, false);
+}
+
+// An ended thread's location that no later thread takes: its events written out, its writer
+// closed and its chunks given back. Where every OTF2 buffer is in use (spill_instead), its events
+// go to its spill file and its chunks back instead; the end of the run converts it. State mutex held.
+bool retire_locked(State& s, Location* loc) {
+  if (s.is_ready && spill_instead(s, loc)) {
+    if (loc->trace.empty() || spill_locked(s, loc)) {
+      loc->trace.release_all(give_back_chunk);
+      return true;
+    }
+  }
+  return convert_locked(s, loc, true);
 }
 
 // The trace's first write error (a full disk): one line, once. The writer stopped the trace and
@@ -335,7 +414,8 @@ bool convert_locked(State& s, Location* loc, bool close) {
     s.bytes_recorded += loc->trace.bytes();  // the run's need of event memory, for its report
     s.writer.drop_events(loc->trace);
     if (!loc->samples_resolved) sampling::resolve(loc, loc->trace, false);  // the profile keeps the samples
-    ::unlink(spill_path(loc).c_str());
+    if (!loc->spill_file.empty()) ::unlink(loc->spill_file.c_str());
+    loc->spill_file.clear();
     if (close) {
       loc->trace.release_all(give_back_chunk);
       loc->converted = true;
@@ -371,10 +451,10 @@ void flush_locked(State& s, Location* loc, Timestamp t) {
       if (other != loc && other->ended && !other->parked && !other->converted && other->trace.has_chunk() && spill_locked(s, other))
         other->trace.release_all(give_back_chunk);
   } else {
-    written = convert_locked(s, loc, false);
+    written = write_out_locked(s, loc);
     // Threads that ended keep chunks nobody writes any more: hand them back too.
     for (Location* other : s.locations)
-      if (other != loc && other->ended && !other->parked && !other->converted) convert_locked(s, other, true);
+      if (other != loc && other->ended && !other->parked && !other->converted) retire_locked(s, other);
   }
   if (!written) return;
   ++s.flushes;
@@ -720,14 +800,16 @@ Location* take_parked_location(State& s) {
     if (s.parked.empty() || s.thread_locations < config::g_values.pthread_reuse_after) return nullptr;
     loc = s.parked.back();
     s.parked.pop_back();
+    // Both under the mutex: a flush on another thread that saw it ended and not parked would
+    // close it (convert_locked), and this thread's events would be dropped.
     loc->parked = false;
+    loc->ended = false;
   }
   loc->depth = 0;
   loc->current_node = &loc->root_node;
   loc->profile_depth = 0;
   loc->unwind_check = false;
   loc->create_seq = 0;
-  loc->ended = false;
   if (loc->tracing && !loc->trace.has_chunk()) {
     if (void* c = s.events.acquire()) loc->trace.add_chunk(c, s.events.chunk_bytes());
   }
@@ -762,7 +844,7 @@ Location* create_location() {
     if (!c) {
       std::lock_guard<std::mutex> lock(s->mutex);
       for (Location* other : s->locations)
-        if (other->ended && !other->parked && !other->converted) convert_locked(*s, other, true);
+        if (other->ended && !other->parked && !other->converted) retire_locked(*s, other);
       c = s->events.acquire();
     }
     if (c) loc->trace.add_chunk(c, s->events.chunk_bytes());
@@ -861,14 +943,16 @@ void end_location(Location* loc) {
       // Only where a later thread may take it (PROF_PTHREAD_REUSE_AFTER reached: until then an
       // ended thread's OTF2 buffer is given back at once) and without metrics (a thread's
       // counters start at 0: on a shared location its values would go down).
-      const bool can_park = loc->index != 0 && !was_busy && tls_location == loc && loc->metric_count == 0 &&
+      // Not one that another thread's flush closed meanwhile (it saw `ended`, set above without
+      // the mutex): a closed location drops what a later thread would record there.
+      const bool can_park = loc->index != 0 && !was_busy && tls_location == loc && loc->metric_count == 0 && !loc->converted &&
                             s->thread_locations.load() >= config::g_values.pthread_reuse_after &&
                             (!loc->tracing || ((s->is_ready || !s->deferred) && ready_locked(*s) && !s->trace_abandoned));
-      if (can_park && (!loc->tracing || convert_locked(*s, loc, false))) {
+      if (can_park && (!loc->tracing || write_out_locked(*s, loc))) {
         loc->trace.release_all(release_chunk);
         loc->parked = park = true;  // flushes leave it alone from now on
       } else if (loc->tracing && s->is_ready) {
-        convert_locked(*s, loc, true);
+        retire_locked(*s, loc);
       }
     }
   }
@@ -956,7 +1040,7 @@ bool profile_chunk(Location* loc) {
   if (free_chunks <= live) {
     if (loc->tracing) flush_locked(*s, loc, timer::now());
     for (Location* other : s->locations)
-      if (other != loc && other->ended && !other->parked && !other->converted && s->is_ready) convert_locked(*s, other, true);
+      if (other != loc && other->ended && !other->parked && !other->converted && s->is_ready) retire_locked(*s, other);
     free_chunks = s->events.chunk_count() - s->events.in_use();
     if (free_chunks <= live) return false;
   }
@@ -1188,6 +1272,9 @@ void write_trace(State& s, const std::vector<Location*>& locs, bool together, co
   std::lock_guard<std::mutex> lock(s.mutex);
   s.events.trim();  // free chunks go back before OTF2 needs memory to close its files
   log_rss("before the final conversion");
+  // Locations with an open OTF2 writer first: each close gives its buffer back for the others.
+  for (Location* loc : locs)
+    if (s.writer.writing(loc->global_id)) convert_locked(s, loc, true);
   for (Location* loc : locs) convert_locked(s, loc, true);
   log_rss("after the final conversion");
   // Opening the archive was agreed (TraceWriter::open), so either all have it or none (trace_abandoned).
@@ -1254,7 +1341,7 @@ void resolve_trace_samples(State& s, const std::vector<Location*>& locs) {
   std::lock_guard<std::mutex> lock(s.mutex);
   for (Location* loc : locs) {
     if (!loc->tracing || loc->converted || loc->samples_resolved) continue;
-    if (!s.trace_abandoned && ::access(spill_path(loc).c_str(), F_OK) == 0 && ready_locked(s) && s.writer.is_open())
+    if (!s.trace_abandoned && !loc->spill_file.empty() && ready_locked(s) && s.writer.is_open())
       unspill_locked(s, loc);
     sampling::resolve(loc, loc->trace, !s.trace_abandoned);
     loc->samples_resolved = true;
@@ -1337,10 +1424,20 @@ void report_profile_limits(State& s, const std::vector<Location*>& locs) {
     const std::uint64_t more = paths * node + unused;
     const double need = static_cast<double>(s.events.chunk_count() * s.events.chunk_bytes()) + 1.125 * static_cast<double>(more);
     const std::string in_caller = folded ? " (" + std::to_string(folded) + " visits in their caller: no more such nodes)" : "";
+    std::uint64_t total = budget::total_for_event_pool(need, v.enable_tracing, v.page_size);
+    // With flushes, trace buffers took the pool: a little more memory would go to them again
+    // (16M said 17M, 17M said 18M). What ends the flushes leaves the profile room for good.
+    std::uint64_t raw = s.bytes_recorded;  // the profile is written before the last conversion: and what is still buffered
+    for (const Location* l : locs)
+      if (l->tracing && !l->converted) raw += l->trace.bytes();
+    if (v.enable_tracing && s.flushes)
+      total = std::max(total, budget::total_without_flush(static_cast<double>(raw),
+                                                          static_cast<double>(s.profile_bytes.load() + more),
+                                                          static_cast<double>(locs.size()), v.page_size));
     log::warning("the profile ran out of memory: it holds %" PRIu64 " call paths (%s), about %" PRIu64
-                 " more are in 'PROFILE MEMORY FULL' nodes%s; it needed about %s more: set PROF_TOTAL_MEMORY=%s",
+                 " more are in 'PROFILE MEMORY FULL' nodes%s; it needed about %s more%s: set PROF_TOTAL_MEMORY=%s",
                  nodes, size_text(s.profile_bytes.load()).c_str(), paths, in_caller.c_str(), size_text(more).c_str(),
-                 size_text(budget::total_for_event_pool(need, v.enable_tracing, v.page_size)).c_str());
+                 v.enable_tracing && s.flushes ? ", and trace buffers took the rest" : "", size_text(total).c_str());
   }
 }
 
@@ -1376,7 +1473,8 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
                  "or lower PROF_PAGE_SIZE",
                  c.lost, s.writer.stats().dropped_leaves, s.writer.stats().closed_regions);
   if (s.spilled_bytes)
-    log::info(1, "%" PRIu64 " bytes of events were parked in spill files before the experiment directory existed", s.spilled_bytes);
+    log::info(1, "%" PRIu64 " bytes of events were flushed to spill files (before the experiment directory existed, or while "
+              "every OTF2 buffer was in use) and converted at the end", s.spilled_bytes);
   if (c.replayed) log::info(1, "%" PRIu64 " events of signal handlers that interrupted prof were recorded after it", c.replayed);
   if (c.reentries)
     log::warning("%" PRIu64 " events of signal handlers that interrupted prof were dropped (more than %u nested at once, or "

@@ -400,6 +400,11 @@ std::uint64_t TraceWriter::event_count(std::uint64_t location) const {
   return it == impl_->locs.end() ? 0 : it->second.events;
 }
 
+bool TraceWriter::writing(std::uint64_t location) const {
+  auto it = impl_->locs.find(location);
+  return it != impl_->locs.end() && it->second.writer && !it->second.closed;
+}
+
 bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer, bool close) {
   Impl& m = *impl_;
   if (!m.archive) return false;

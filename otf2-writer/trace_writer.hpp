@@ -115,6 +115,8 @@ class TraceWriter {
 
   /// Events written so far for `location`.
   std::uint64_t event_count(std::uint64_t location) const;
+  /// Whether `location` has an OTF2 event writer open (and so holds an OTF2 buffer).
+  bool writing(std::uint64_t location) const;
 
   /// Closes all writers, writes local and global definitions and closes the archive (with an
   /// Mpp: collective). When writing failed here or on any other process, every process removes
