@@ -103,7 +103,9 @@ const Var kCoreVars[] = {
      "Memory for all measurement data of one process.",
      "One budget per process, shared by all its threads. With tracing on, a quarter of it "
      "(1 to 16 blocks of 4 MiB) holds OTF2's write buffers: one per thread whose events are "
-     "being written to disk at the same time; 5 % is left for the OTF2 library's own "
+     "being written to disk at the same time (a thread that flushes while all are taken writes "
+     "its raw events to a spill file `prof-spill-<n>` in the experiment directory instead, "
+     "converted at the end); 5 % is left for the OTF2 library's own "
      "bookkeeping; the rest is split into chunks of `PROF_PAGE_SIZE` for the per-thread "
      "event buffers. Units are binary: `K` = 1024 bytes, `M` = 1024 K, `G` = 1024 M. With "
      "tracing on, at least `8M` is needed. When the memory fills up, a thread's buffer is "
