@@ -9,6 +9,8 @@
 #include <limits>
 #include <utility>
 
+#include "measurement/one_line.hpp"
+
 namespace prof::config {
 
 Immortal<Values> g_values_storage;
@@ -59,25 +61,7 @@ std::string upper(std::string_view s) {
 
 /// The value as shown inside '...' in a message: control characters escaped, so that every
 /// message stays one line whatever the environment holds.
-std::string shown(std::string_view value) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (char c : value) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string shown(std::string_view value) { return one_line(value); }
 
 /// Longer values are cut in messages, which must stay one line of a readable length.
 constexpr std::size_t kShownMax = 80;

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <utility>
 
+#include "measurement/one_line.hpp"
+
 namespace prof::filter {
 
 namespace {
@@ -66,25 +68,9 @@ bool escaped(std::string_view line, std::size_t pos) {
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
-/// `s` with control characters written as \t or \xNN, so that an error that quotes a token
-/// (a stray carriage return inside a line, a binary file) stays one line.
-std::string printable(std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\t') {
-      out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+/// `s` with control characters escaped (one_line.hpp), so that an error that quotes a token (a
+/// stray carriage return inside a line, a binary file) stays one line.
+std::string printable(std::string_view s) { return one_line(s); }
 
 class Parser {
  public:
