@@ -363,10 +363,10 @@ void unspill_locked(State& s, Location* loc) {
 }
 
 // Whether a flush of `loc` spills instead of converting: a trace is written, `loc` has no OTF2
-// writer open (or spilled before: its order), and every OTF2 buffer is held by another writer.
+// writer open, and every OTF2 buffer is held by another writer. (A conversion converts the spill
+// file first: either keeps the order.)
 bool spill_instead(State& s, Location* loc) {
   if (s.trace_abandoned || s.writer.failed() || !s.writer.is_open()) return false;
-  if (!loc->spill_file.empty()) return true;
   return !s.writer.writing(loc->global_id) && s.otf2_blocks.in_use() >= s.otf2_blocks.chunk_count();
 }
 
