@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -480,7 +481,13 @@ void thread_exit(void* p) {
   if (loc) end_location(loc);
 }
 
+// Set on the signal writer around the fork of a checkpoint (checkpoint()): that child writes.
+thread_local bool t_checkpoint_fork = false;
+std::atomic<int> g_flush_signal{0};          // PROF_FLUSH_SIGNAL's number, 0: none
+std::atomic<unsigned> g_checkpoints{0};      // checkpoints written
+
 void atfork_child() {
+  if (t_checkpoint_fork) return;  // a checkpoint's copy of the process: it writes the profile
   // The child must not write over the parent's files: measurement stops in the child and the
   // buffers it inherited (copies of the parent's) are forgotten, not written.
   g_phase.store(static_cast<int>(Phase::Post), std::memory_order_relaxed);
@@ -541,6 +548,8 @@ void stopped_message(int sig) {
   if (n > 0) { ssize_t w = ::write(2, msg, static_cast<std::size_t>(n)); (void)w; }
 }
 
+void checkpoint(int sig);
+
 void* signal_writer(void*) {
   sigset_t all;
   sigfillset(&all);
@@ -552,6 +561,10 @@ void* signal_writer(void*) {
       if (n < 0 && errno == EINTR) continue;
       g_writer_running.store(false);
       return nullptr;
+    }
+    if (sig < 0) {
+      checkpoint(-sig);  // PROF_FLUSH_SIGNAL: write what was measured so far and go on
+      continue;
     }
     log::error("the program was stopped by signal %d (%s); writing the data measured so far", sig, strsignal(sig));
     g_in_signal.store(true);  // no collectives with other processes from here on
@@ -635,8 +648,22 @@ void on_fatal_signal(int sig) {
   die_by(sig);
 }
 
+// PROF_FLUSH_SIGNAL's handler: hands the signal to the signal writer (a negative number: a
+// checkpoint, not a stop) and returns. Signals that come while a checkpoint is written are
+// merged into the next one (the pipe is non-blocking; a full pipe drops them).
+void on_flush_signal(int sig) {
+  const int saved = errno;
+  if (!g_finalize_started.load() && g_writer_running.load()) {
+    const int code = -sig;
+    const ssize_t w = ::write(g_writer_pipe[1], &code, sizeof code);
+    (void)w;
+  }
+  errno = saved;
+}
+
 void install_signal_handlers() {
   bool any = false;
+  const int flush = config::signal_of(config::g_values.flush_signal);
   const auto take = [&](int sig) {
     struct sigaction old {};
     if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) return;
@@ -647,8 +674,27 @@ void install_signal_handlers() {
     any = ::sigaction(sig, &sa, nullptr) == 0 || any;
   };
   for (int sig : kFaultSignals) take(sig);
-  for (int sig : kStopSignals) take(sig);
+  for (int sig : kStopSignals)
+    if (sig != flush) take(sig);
+  if (flush) {
+    struct sigaction old {};
+    if (::sigaction(flush, nullptr, &old) == 0 && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+      log::warning("PROF_FLUSH_SIGNAL=%s: the program handles SIG%s itself; no checkpoints (choose another signal)",
+                   config::g_values.flush_signal.c_str(), sigabbrev_np(flush));
+    } else {
+      struct sigaction sa {};
+      sa.sa_handler = &on_flush_signal;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESTART;
+      if (::sigaction(flush, &sa, nullptr) == 0) {
+        g_flush_signal.store(flush);
+        any = true;
+      }
+    }
+  }
   if (any) start_signal_writer();
+  if (g_flush_signal.load() && !g_writer_running.load())
+    log::warning("PROF_FLUSH_SIGNAL=%s: prof's signal thread could not start; no checkpoints", config::g_values.flush_signal.c_str());
 }
 
 // Resident memory now and at its peak (KiB), for PROF_VERBOSE=2.
@@ -1376,6 +1422,8 @@ void write_profile(State& s, const std::vector<Location*>& locs, bool together, 
     std::string merge_err;
     const double merge_start = wall_ms();
     if (!profile_merge::gather(s.mpp, &profile, &merge_err)) log::error("%s; the profile is not written", merge_err.c_str());
+    else if (g_checkpoints.load() && s.is_ready)  // this rank's checkpoint: the job's profile replaces it
+      ::unlink((experiment_dir::io_path(s.claim) + "/" + profile_name + ".rank" + std::to_string(s.rank) + ".cubex").c_str());
     else if (s.rank == 0)
       log::info(1, "profile merge: %zu call paths, %zu locations in %.1f ms", profile.cnodes.size(), profile.locations.size(),
                 wall_ms() - merge_start);
@@ -1482,6 +1530,73 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
                  c.reentries, kDeferredEvents);
   if (c.closed) log::info(1, "%" PRIu64 " frames were still open at the end and were closed", c.closed);
   log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", c.repairs, c.unmatched, c.closed);
+}
+
+/// The checkpoint's copy of the process (the only thread there): closes the open frames of its
+/// copy at `now` and writes the profile of everything measured so far, under the final names
+/// (MPI: this rank's own), replacing the file atomically. Touches nothing the parent still uses:
+/// not the OTF2 archive, not the sampling or metric sources (shared descriptors), not MPI.
+int write_checkpoint(State& s, unsigned n, int sig, double started) {
+  config::Values& v = config::g_values;
+  v.summary = false;
+  g_compiler_hooks_on = false;
+  g_phase.store(static_cast<int>(Phase::Post));
+  std::vector<Location*> locs = s.locations;
+  std::sort(locs.begin(), locs.end(), [](const Location* a, const Location* b) { return a->index < b->index; });
+  const Timestamp end = timer::now();
+  for (Location* loc : locs) {
+    if (!loc->ended) close_all_frames(loc, end);
+    if (loc->tracing && !loc->converted && !loc->samples_resolved) sampling::resolve(loc, loc->trace, false);
+  }
+  if (!v.enable_profiling) return 0;
+  write_profile(s, locs, /*together=*/false, end);
+  if (s.profile_failed) return 1;
+  const std::string name = v.profiling_base_name + (s.mpp ? ".rank" + std::to_string(s.rank) : "") + ".cubex";
+  log::info(0, "checkpoint %u (signal %d, %s): profile written: %s/%s in %.0f ms; the measurement goes on", n, sig,
+            sigabbrev_np(sig), s.directory.c_str(), name.c_str(), wall_ms() - started);
+  return 0;
+}
+
+/// PROF_FLUSH_SIGNAL, on the signal writer: the profile of everything measured so far, written by
+/// a copy of the process (fork), so that the program's threads go on at once. The fork happens
+/// while no flush runs and no region is being defined (their locks held), so the copy is whole.
+void checkpoint(int sig) {
+  State* s = g_state;
+  if (!s || g_finalize_started.load()) return;
+  const double started = wall_ms();
+  const unsigned n = g_checkpoints.load() + 1;
+  std::unique_lock<std::mutex> lock(s->mutex);
+  if (!s->is_ready && s->deferred) {
+    log::warning("checkpoint %u (signal %d): not before MPI_Init (the experiment directory is not chosen yet); skipped", n, sig);
+    return;
+  }
+  if (!ready_locked(*s)) return;
+  regions::lock_for_fork();
+  t_checkpoint_fork = true;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    regions::unlock_after_fork();
+    lock.unlock();
+    ::_exit(write_checkpoint(*s, n, sig, started));
+  }
+  t_checkpoint_fork = false;
+  const int fork_errno = errno;
+  regions::unlock_after_fork();
+  lock.unlock();
+  if (pid < 0) {
+    log::warning("checkpoint %u (signal %d): cannot fork a writer (%s); nothing written", n, sig, std::strerror(fork_errno));
+    return;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    g_checkpoints.store(n);
+  } else {
+    log::warning("checkpoint %u (signal %d): the writer %s; the previous checkpoint, if any, is kept", n, sig,
+                 WIFSIGNALED(status) ? (std::string("died by signal ") + std::to_string(WTERMSIG(status))).c_str()
+                                     : "could not write the profile (see its message)");
+  }
 }
 
 }  // namespace

@@ -63,6 +63,10 @@ bool parse(const Table& table, const Var& var, std::string_view value, std::stri
 /// than 80 characters cut to its first 40 and followed by its length ("'aaa...' (102400 characters)").
 std::string quoted(std::string_view value);
 
+/// The signal PROF_FLUSH_SIGNAL names: USR1, USR2, HUP or XCPU, with or without SIG, any
+/// case, or its number; 0 for anything else (empty included).
+int signal_of(std::string_view value);
+
 /// Sets every variable to its default, then applies the environment. Returns false on the
 /// first malformed value (error set). `warnings` receives one line per unknown PROF_* variable
 /// ("PROF_ENABLE_TRACNG is not a known variable; did you mean PROF_ENABLE_TRACING?").
@@ -126,6 +130,7 @@ struct Values {
   std::uint64_t cuda_buffer = 8u << 20;     ///< bytes of CUPTI activity buffers in all
   std::uint64_t profiling_max_callpath_depth = 100;
   std::string profiling_base_name = "profile";
+  std::string flush_signal;  ///< PROF_FLUSH_SIGNAL as given (signal_of gives its number)
   bool summary = false;
   std::string filtering_file;
   std::string sampling_events;       ///< PROF_SAMPLING_EVENTS, parsed by the sampler

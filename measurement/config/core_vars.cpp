@@ -3,8 +3,30 @@
 #include "measurement/config/config.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <string>
 
 namespace prof::config {
+
+int signal_of(std::string_view v) {
+  static const struct {
+    const char* name;
+    int sig;
+  } kTaken[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"XCPU", SIGXCPU}};
+  std::string up;
+  for (char c : v) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (up.rfind("SIG", 0) == 0) up.erase(0, 3);
+  if (!up.empty() && up.size() <= 3 && std::all_of(up.begin(), up.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    const int n = std::stoi(up);
+    for (const auto& t : kTaken)
+      if (t.sig == n) return n;
+    return 0;
+  }
+  for (const auto& t : kTaken)
+    if (up == t.name) return t.sig;
+  return 0;
+}
 
 namespace {
 
@@ -23,6 +45,12 @@ std::string check_base_name(std::string_view v) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
       return "contains a control character; give a file name such as profile";
   return {};
+}
+
+std::string check_flush_signal(std::string_view v) {
+  if (v.empty() || signal_of(v) > 0) return {};
+  return "is not a signal prof takes for checkpoints; use USR1, USR2, HUP or XCPU (with or without SIG, or its "
+         "number), or nothing for none";
 }
 
 /// The experiment directory: room for the names prof derives from it (`<name>-old-<date>_<pid>`,
@@ -150,6 +178,22 @@ const Var kCoreVars[] = {
      "never mixed; a directory whose run is still going on is never renamed (this run takes "
      "`<name>-2`, see `PROF_EXPERIMENT_DIRECTORY`). With `false` the run stops with a fatal "
      "error before the program's work starts."},
+    {"FLUSH_SIGNAL", Type::String, "", &g_values.flush_signal,
+     "Signal that writes a checkpoint of the profile (empty: none).",
+     "On this signal (e.g. `USR1`: Slurm sends it ahead of the time limit with "
+     "`--signal=USR1@120`), prof writes the call-path profile of everything measured so far "
+     "(the open regions' time up to the signal included) and the program goes on being "
+     "measured; each later signal writes it again, and the end of the run writes the final one. "
+     "A job that is then killed without a chance to write (SIGKILL, a node failure) keeps the "
+     "last checkpoint. The profile is `<name>.cubex` (MPI: each rank's own "
+     "`<name>.rank<r>.cubex`, removed when the job's profile is written at the end), replaced "
+     "atomically; one line says where and how long it took. The checkpoint is written by a "
+     "copy of the process (fork), so the program's threads are not stopped. The trace is not "
+     "in a checkpoint: it is written at the end of the run or at a stop signal. A signal the "
+     "program handles itself is left to it (one warning); this signal then no longer stops the "
+     "run.",
+     nullptr, 0, ~std::uint64_t{0}, false, &check_flush_signal,
+     "empty, or USR1, USR2, HUP, XCPU (SIG prefix and case optional) or their numbers"},
     {"TIMER", Type::Option, "auto", &g_values.timer,
      "Time source for event time stamps.",
      "`auto` picks `tsc` when the kernel clocksource is tsc and a calibration against "

@@ -48,6 +48,9 @@ RegionId define_locked(Registry& r, RegionDef&& def) {
 }
 }  // namespace
 
+void lock_for_fork() { registry().mutex.lock(); }
+void unlock_after_fork() { registry().mutex.unlock(); }
+
 void set_filter(const filter::Filter* f) { g_filter = f; }
 
 RegionId define(RegionDef def) {

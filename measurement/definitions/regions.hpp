@@ -61,4 +61,9 @@ void forget_addresses();
 std::vector<RegionDef> snapshot();
 std::size_t count();
 
+/// The registry's lock, held across a fork (a checkpoint, runtime.cpp): the child reads the
+/// registry and must not find it locked by a thread that does not exist there.
+void lock_for_fork();
+void unlock_after_fork();
+
 }  // namespace prof::regions
