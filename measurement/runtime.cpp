@@ -1575,6 +1575,13 @@ void checkpoint(int sig) {
   t_checkpoint_fork = true;
   const pid_t pid = ::fork();
   if (pid == 0) {
+    // The copy: a crash or a signal here is its own, never the parent's (on_fatal_signal dies at
+    // once in a fork's child; the flush signal is ignored); a copy that hangs (a lock some other
+    // thread held at the fork) ends after 60 s, so the parent's signal writer goes on.
+    g_forked_child.store(true);
+    ::signal(sig, SIG_IGN);
+    ::signal(SIGALRM, SIG_DFL);  // not the program's handler, if it has one
+    ::alarm(60);
     regions::unlock_after_fork();
     lock.unlock();
     ::_exit(write_checkpoint(*s, n, sig, started));
