@@ -152,6 +152,7 @@ struct Location {
   std::uint64_t flushes = 0;
   std::uint64_t spills = 0;       ///< flushes that went to its spill file
   std::string spill_file;         ///< its raw records not yet converted (runtime.cpp), "" = none
+  std::uint64_t spill_bytes = 0;  ///< bytes in spill_file (a checkpoint's copy reads no further)
   std::uint64_t reuses = 0;             ///< threads after the first that used it (PROF_PTHREAD_REUSE_AFTER)
   std::uint64_t profile_folded = 0;     ///< visits to call paths not created for lack of memory
   std::uint64_t profile_too_deep = 0;   ///< visits below PROF_PROFILING_MAX_CALLPATH_DEPTH, folded

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <ftw.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -109,6 +110,11 @@ std::atomic<bool> g_in_signal{false};  // finalize runs from a fatal signal: the
 std::atomic<bool> g_finalize_done{false};  // the write-out is over
 std::atomic<bool> g_finalize_started{false};  // finalize runs (its adapters' part comes before g_finalized)
 std::atomic<bool> g_forked_child{false};      // a fork's child: measurement is off, signals take their default action
+// Set on the signal writer around the fork of a checkpoint (checkpoint()): that child writes.
+thread_local bool t_checkpoint_fork = false;
+std::atomic<int> g_flush_signal{0};          // PROF_FLUSH_SIGNAL's number, 0: none
+std::atomic<unsigned> g_checkpoints{0};      // checkpoints written
+bool g_checkpoint_child = false;             // this process is a checkpoint's copy (write_checkpoint)
 std::atomic<std::size_t> g_sample_chunks{0};  // pool chunks holding samples kept without a trace
 std::atomic<int> g_pending_signal{0};      // a stop signal that came during the write-out
 
@@ -165,6 +171,16 @@ std::string create_directory(State& s) {
   }
   if (!notice.empty()) log::warning("%s", notice.c_str());
   return s.claim.name;
+}
+
+// The program and the metrics, for the trace's definitions.
+void describe_trace(State& s) {
+  auto slash = s.exe_name.find_last_of('/');
+  s.writer.set_program(slash == std::string::npos ? s.exe_name : s.exe_name.substr(slash + 1), s.args);
+  std::vector<otf2w::MetricMember> members;
+  for (const metrics::MetricDef& d : metrics::defs())
+    members.push_back({d.name, d.description, d.unit, d.papi, d.absolute});
+  s.writer.set_metrics(members, metrics::location_count(false));
 }
 
 // The deferred ready step: experiment directory, prof.cfg, OTF2 archive. State mutex held.
@@ -228,12 +244,7 @@ bool ready_locked(State& s) {
       log::info(1, "trace: OTF2 event chunks of %" PRIu64 " KiB for %zu location(s)%s (a reader holds one per location)",
                 chunk >> 10, s.locations.size(), s.mpp ? " x processes" : " known now");
     }
-    auto slash = s.exe_name.find_last_of('/');
-    s.writer.set_program(slash == std::string::npos ? s.exe_name : s.exe_name.substr(slash + 1), s.args);
-    std::vector<otf2w::MetricMember> members;
-    for (const metrics::MetricDef& d : metrics::defs())
-      members.push_back({d.name, d.description, d.unit, d.papi, d.absolute});
-    s.writer.set_metrics(members, metrics::location_count(false));
+    describe_trace(s);
   }
   s.is_ready = true;
   if (s.rank == 0) log::info(1, "experiment directory: %s", dir.c_str());
@@ -297,6 +308,7 @@ bool spill_locked(State& s, Location* loc) {
     }
     s.spilled_bytes += run_bytes;
     s.bytes_recorded += run_bytes;  // the run's need of event memory (unspill_locked does not count them again)
+    if (ok) loc->spill_bytes += run_bytes;
     run_bytes = 0;
   };
   loc->trace.for_each([&](const Record& r, const Payload*) {
@@ -316,7 +328,12 @@ bool spill_locked(State& s, Location* loc) {
 void unspill_locked(State& s, Location* loc) {
   if (loc->spill_file.empty()) return;
   const std::string path = loc->spill_file;
+  // A checkpoint's copy reads what the file held at the fork (the process goes on appending) and
+  // leaves the file to the process.
+  const std::uint64_t limit = loc->spill_bytes;
+  std::uint64_t taken = 0;
   loc->spill_file.clear();
+  loc->spill_bytes = 0;
   FILE* f = std::fopen(path.c_str(), "rbe");
   if (!f) return;
   std::setvbuf(f, nullptr, _IOFBF, 1 << 20);
@@ -346,7 +363,8 @@ void unspill_locked(State& s, Location* loc) {
   };
   bool ok = new_block();
   Record head;
-  while (ok && std::fread(&head, sizeof head, 1, f) == 1) {
+  while (ok && (!g_checkpoint_child || taken + sizeof head <= limit) && std::fread(&head, sizeof head, 1, f) == 1) {
+    taken += sizeof head + kRecordBytes * head.slots;
     Record* r = tmp.try_reserve(head.slots);
     if (!r) {
       if (held >= 16) write_out();
@@ -357,7 +375,7 @@ void unspill_locked(State& s, Location* loc) {
     tmp.commit();
   }
   std::fclose(f);
-  ::unlink(path.c_str());
+  if (!g_checkpoint_child) ::unlink(path.c_str());
   write_out();
   tmp.release_all([](void*) {});
   for (void* b : all) std::free(b);
@@ -367,7 +385,10 @@ void unspill_locked(State& s, Location* loc) {
 // writer open, and every OTF2 buffer is held by another writer. (A conversion converts the spill
 // file first: either keeps the order.)
 bool spill_instead(State& s, Location* loc) {
-  if (s.trace_abandoned || s.writer.failed() || !s.writer.is_open()) return false;
+  if (!ready_locked(s) || s.trace_abandoned || s.writer.failed() || !s.writer.is_open()) return false;
+  // With checkpoints (PROF_FLUSH_SIGNAL) every flush spills: a checkpoint's copy of the process
+  // converts the spill files into a trace of its own, which needs every event outside the archive.
+  if (g_flush_signal.load(std::memory_order_relaxed) && !s.mpp) return true;
   return !s.writer.writing(loc->global_id) && s.otf2_blocks.in_use() >= s.otf2_blocks.chunk_count();
 }
 
@@ -481,10 +502,6 @@ void thread_exit(void* p) {
   if (loc) end_location(loc);
 }
 
-// Set on the signal writer around the fork of a checkpoint (checkpoint()): that child writes.
-thread_local bool t_checkpoint_fork = false;
-std::atomic<int> g_flush_signal{0};          // PROF_FLUSH_SIGNAL's number, 0: none
-std::atomic<unsigned> g_checkpoints{0};      // checkpoints written
 
 void atfork_child() {
   if (t_checkpoint_fork) return;  // a checkpoint's copy of the process: it writes the profile
@@ -1532,11 +1549,21 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
   log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", c.repairs, c.unmatched, c.closed);
 }
 
+/// Removes a directory tree (a checkpoint's trace that a newer one replaced).
+void remove_tree(const std::string& path) {
+  ::nftw(path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /// The checkpoint's copy of the process (the only thread there): closes the open frames of its
-/// copy at `now` and writes the profile of everything measured so far, under the final names
-/// (MPI: this rank's own), replacing the file atomically. Touches nothing the parent still uses:
-/// not the OTF2 archive, not the sampling or metric sources (shared descriptors), not MPI.
+/// copy at the signal's time and writes the profile of everything measured so far under the
+/// final name (MPI: this rank's own), replacing the file atomically; with tracing (not with MPI),
+/// a trace of its own, `checkpoint-<n>/traces.otf2`, from the spill files
+/// (every flush spills while checkpoints are on: spill_instead) and the buffers, and then removes
+/// the previous checkpoint's. Touches nothing the process still uses: not its OTF2 archive, not
+/// the sampling or metric sources (shared descriptors), not MPI; spill files are read up to what
+/// they held at the fork and left in place.
 int write_checkpoint(State& s, unsigned n, int sig, double started) {
+  g_checkpoint_child = true;
   config::Values& v = config::g_values;
   v.summary = false;
   g_compiler_hooks_on = false;
@@ -1545,15 +1572,45 @@ int write_checkpoint(State& s, unsigned n, int sig, double started) {
   std::sort(locs.begin(), locs.end(), [](const Location* a, const Location* b) { return a->index < b->index; });
   const Timestamp end = timer::now();
   for (Location* loc : locs) {
-    if (!loc->ended) close_all_frames(loc, end);
-    if (loc->tracing && !loc->converted && !loc->samples_resolved) sampling::resolve(loc, loc->trace, false);
+    if (loc->ended) continue;
+    close_all_frames(loc, end);
+    if (loc->index == 0 && loc->tracing) event(loc, end, RecordType::ProgramEnd, 0, 0);
   }
-  if (!v.enable_profiling) return 0;
-  write_profile(s, locs, /*together=*/false, end);
-  if (s.profile_failed) return 1;
-  const std::string name = v.profiling_base_name + (s.mpp ? ".rank" + std::to_string(s.rank) : "") + ".cubex";
-  log::info(0, "checkpoint %u (signal %d, %s): profile written: %s/%s in %.0f ms; the measurement goes on", n, sig,
-            sigabbrev_np(sig), s.directory.c_str(), name.c_str(), wall_ms() - started);
+  const std::string io = experiment_dir::io_path(s.claim);
+  const std::string trace_dir = "checkpoint-" + std::to_string(n);
+  // MPI: the profile only. A rank's trace alone would name communicators of ranks it lacks.
+  bool trace = v.enable_tracing && !s.mpp && !s.trace_abandoned && !s.writer.failed() && s.writer.is_open();
+  if (trace) {
+    ::mkdir((io + "/" + trace_dir).c_str(), 0755);
+    new (&s.writer) otf2w::TraceWriter();  // the process's own archive is left alone (not closed)
+    std::string err;
+    trace = s.writer.open(io + "/" + trace_dir, &s.otf2_blocks, &err, nullptr, budget::otf2_chunk_bytes(locs.size()));
+    if (trace) describe_trace(s);
+    else log::error("checkpoint %u: %s; it has no trace", n, experiment_dir::readable(s.claim, err).c_str());
+  }
+  // The samples in trace buffers and spill files give the profile their hits (as finalize does).
+  for (Location* loc : locs) {
+    if (!loc->tracing || loc->converted || loc->samples_resolved || !sampling::on()) continue;
+    if (trace && !loc->spill_file.empty()) unspill_locked(s, loc);
+    sampling::resolve(loc, loc->trace, trace);
+    loc->samples_resolved = true;
+  }
+  std::string what;
+  if (v.enable_profiling) {
+    write_profile(s, locs, /*together=*/false, end);
+    if (s.profile_failed) return 1;
+    what = "profile written: " + s.directory + "/" + v.profiling_base_name + (s.mpp ? ".rank" + std::to_string(s.rank) : "") + ".cubex";
+  }
+  if (trace) {
+    s.directory += "/" + trace_dir;
+    write_trace(s, locs, /*together=*/true, ClockOffsets{}, end);
+    if (s.writer.failed()) return 1;
+    what += (what.empty() ? "" : ", ") + std::string("trace written: ") + s.directory + "/traces.otf2";
+    if (n > 1) remove_tree(io + "/checkpoint-" + std::to_string(n - 1));
+  }
+  if (what.empty()) return 0;
+  log::info(0, "checkpoint %u (signal %d, %s): %s in %.0f ms; the measurement goes on", n, sig, sigabbrev_np(sig), what.c_str(),
+            wall_ms() - started);
   return 0;
 }
 

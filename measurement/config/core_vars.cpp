@@ -179,7 +179,7 @@ const Var kCoreVars[] = {
      "`<name>-2`, see `PROF_EXPERIMENT_DIRECTORY`). With `false` the run stops with a fatal "
      "error before the program's work starts."},
     {"FLUSH_SIGNAL", Type::String, "", &g_values.flush_signal,
-     "Signal that writes a checkpoint of the profile (empty: none).",
+     "Signal that writes a checkpoint of the data so far (empty: none).",
      "On this signal (e.g. `USR1`: Slurm sends it ahead of the time limit with "
      "`--signal=USR1@120`), prof writes the call-path profile of everything measured so far "
      "(the open regions' time up to the signal included) and the program goes on being "
@@ -187,9 +187,13 @@ const Var kCoreVars[] = {
      "A job that is then killed without a chance to write (SIGKILL, a node failure) keeps the "
      "last checkpoint. The profile is `<name>.cubex` (MPI: each rank's own "
      "`<name>.rank<r>.cubex`, removed when the job's profile is written at the end), replaced "
-     "atomically; one line says where and how long it took. The checkpoint is written by a "
-     "copy of the process (fork), so the program's threads are not stopped. The trace is not "
-     "in a checkpoint: it is written at the end of the run or at a stop signal. A signal the "
+     "atomically; one line says where and how long it took. With tracing (not under MPI: there "
+     "the profiles only), a checkpoint also writes a trace of its own, "
+     "`checkpoint-<n>/traces.otf2`, with every event up to the signal, and removes the previous "
+     "one; the run's own trace is still written at the end (for that, flushes write raw spill "
+     "files while this is set). The "
+     "checkpoint is written by a copy of the process (fork), so the program's threads are not "
+     "stopped. A signal the "
      "program handles itself is left to it (one warning); this signal then no longer stops the "
      "run.",
      nullptr, 0, ~std::uint64_t{0}, false, &check_flush_signal,
