@@ -436,7 +436,7 @@ bool convert_locked(State& s, Location* loc, bool close) {
     s.bytes_recorded += loc->trace.bytes();  // the run's need of event memory, for its report
     s.writer.drop_events(loc->trace);
     if (!loc->samples_resolved) sampling::resolve(loc, loc->trace, false);  // the profile keeps the samples
-    if (!loc->spill_file.empty()) ::unlink(loc->spill_file.c_str());
+    if (!loc->spill_file.empty() && !g_checkpoint_child) ::unlink(loc->spill_file.c_str());  // never the process's, from a checkpoint's copy
     loc->spill_file.clear();
     if (close) {
       loc->trace.release_all(give_back_chunk);
