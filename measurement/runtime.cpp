@@ -115,6 +115,7 @@ thread_local bool t_checkpoint_fork = false;
 std::atomic<int> g_flush_signal{0};          // PROF_FLUSH_SIGNAL's number, 0: none
 std::atomic<unsigned> g_checkpoints{0};      // checkpoints written
 bool g_checkpoint_child = false;             // this process is a checkpoint's copy (write_checkpoint)
+std::atomic<bool> g_checkpoint_running{false};  // a checkpoint is being written: finalize waits for it
 std::atomic<std::size_t> g_sample_chunks{0};  // pool chunks holding samples kept without a trace
 std::atomic<int> g_pending_signal{0};      // a stop signal that came during the write-out
 
@@ -1619,6 +1620,12 @@ int write_checkpoint(State& s, unsigned n, int sig, double started) {
 /// while no flush runs and no region is being defined (their locks held), so the copy is whole.
 void checkpoint(int sig) {
   State* s = g_state;
+  // Running first, then the check; finalize does the opposite: either this checkpoint sees the
+  // end has begun, or the end waits for it (its profile must not replace the final one).
+  g_checkpoint_running.store(true);
+  struct Done {
+    ~Done() { g_checkpoint_running.store(false); }
+  } done;
   if (!s || g_finalize_started.load()) return;
   const double started = wall_ms();
   const unsigned n = g_checkpoints.load() + 1;
@@ -1676,6 +1683,10 @@ void finalize(int exit_status) {
     return;
   }
   g_finalize_tid.store(static_cast<pid_t>(::gettid()));
+  while (g_checkpoint_running.load()) {  // PROF_FLUSH_SIGNAL's copy is writing (at most 60 s)
+    struct timespec ts = {0, 1000000};
+    ::nanosleep(&ts, nullptr);
+  }
   finalize_adapters();
   g_finalized.store(true);
   int saved = errno;
