@@ -1400,14 +1400,14 @@ void write_trace(State& s, const std::vector<Location*>& locs, bool together, co
 
 /// The samples still in trace buffers (and spill files, which come first) give the profile their
 /// hits now, before the profile is written; the trace conversion later leaves them as they are.
-void resolve_trace_samples(State& s, const std::vector<Location*>& locs) {
+/// `traced`: a trace is written (spill files are converted into it, samples kept for it).
+void resolve_trace_samples(State& s, const std::vector<Location*>& locs, bool traced) {
   if (!sampling::on()) return;
   std::lock_guard<std::mutex> lock(s.mutex);
   for (Location* loc : locs) {
     if (!loc->tracing || loc->converted || loc->samples_resolved) continue;
-    if (!s.trace_abandoned && !loc->spill_file.empty() && ready_locked(s) && s.writer.is_open())
-      unspill_locked(s, loc);
-    sampling::resolve(loc, loc->trace, !s.trace_abandoned);
+    if (traced && !loc->spill_file.empty() && ready_locked(s) && s.writer.is_open()) unspill_locked(s, loc);
+    sampling::resolve(loc, loc->trace, traced);
     loc->samples_resolved = true;
   }
 }
@@ -1571,12 +1571,8 @@ int write_checkpoint(State& s, unsigned n, int sig, double started) {
   g_phase.store(static_cast<int>(Phase::Post));
   std::vector<Location*> locs = s.locations;
   std::sort(locs.begin(), locs.end(), [](const Location* a, const Location* b) { return a->index < b->index; });
+  close_locations(locs, 0);  // open frames closed and ProgramEnd, now (metrics: no thread's own here)
   const Timestamp end = timer::now();
-  for (Location* loc : locs) {
-    if (loc->ended) continue;
-    close_all_frames(loc, end);
-    if (loc->index == 0 && loc->tracing) event(loc, end, RecordType::ProgramEnd, 0, 0);
-  }
   const std::string io = experiment_dir::io_path(s.claim);
   const std::string trace_dir = "checkpoint-" + std::to_string(n);
   // MPI: the profile only. A rank's trace alone would name communicators of ranks it lacks.
@@ -1589,13 +1585,7 @@ int write_checkpoint(State& s, unsigned n, int sig, double started) {
     if (trace) describe_trace(s);
     else log::error("checkpoint %u: %s; it has no trace", n, experiment_dir::readable(s.claim, err).c_str());
   }
-  // The samples in trace buffers and spill files give the profile their hits (as finalize does).
-  for (Location* loc : locs) {
-    if (!loc->tracing || loc->converted || loc->samples_resolved || !sampling::on()) continue;
-    if (trace && !loc->spill_file.empty()) unspill_locked(s, loc);
-    sampling::resolve(loc, loc->trace, trace);
-    loc->samples_resolved = true;
-  }
+  resolve_trace_samples(s, locs, trace);  // as finalize does, into this copy's own trace
   std::string what;
   if (v.enable_profiling) {
     write_profile(s, locs, /*together=*/false, end);
@@ -1702,7 +1692,7 @@ void finalize(int exit_status) {
   // The profile first: it is small and quick, so a full disk or mpirun's kill after a failed
   // rank, which may cut the trace's write short, leaves it whole.
   if (config::g_values.enable_profiling || config::g_values.summary) {
-    resolve_trace_samples(*s, locs);
+    resolve_trace_samples(*s, locs, !s->trace_abandoned);
     write_profile(*s, locs, together, last);
   }
   if (config::g_values.enable_tracing) write_trace(*s, locs, together, offsets, last);
