@@ -41,6 +41,7 @@
 #include "measurement/memory/budget.hpp"
 #include "measurement/memory/pool.hpp"
 #include "measurement/mpp.hpp"
+#include "measurement/partial_trace.hpp"
 #include "measurement/timer.hpp"
 #include "measurement/profiling/profile_merge.hpp"
 #include "measurement/profiling/profile_writer.hpp"
@@ -281,13 +282,15 @@ Timestamp debug_clock_skew(const std::string& spec) {
 // Spill files: a location's raw records, written by a flush that cannot convert them to OTF2
 // now: before the ready step (MPI: before MPI_Init) in TMPDIR; after it, when the OTF2 buffers
 // of PROF_TOTAL_MEMORY are all held by other locations' open writers, in the experiment
-// directory (prof-spill-<location>). Converted, in order, before the location's later events
+// directory (prof-spill-<location>, MPI: prof-spill-rank<r>-<location>). Converted, in order, before the location's later events
 // (unspill_locked), one writer at a time at the end: memory stays within the budget however many
 // threads flush at once. A run killed by SIGKILL leaves them behind, raw.
 const std::string& spill_path(State& s, Location* loc) {
   if (loc->spill_file.empty()) {
     const char* tmp = std::getenv("TMPDIR");
-    loc->spill_file = s.is_ready ? experiment_dir::io_path(s.claim) + "/prof-spill-" + std::to_string(loc->index)
+    // With MPI the ranks share the directory: the rank is part of the name (known once ready).
+    loc->spill_file = s.is_ready ? experiment_dir::io_path(s.claim) + "/prof-spill-" +
+                                       (s.mpp ? "rank" + std::to_string(s.rank) + "-" : std::string()) + std::to_string(loc->index)
                                  : std::string(tmp && *tmp ? tmp : "/tmp") + "/prof-spill-" + std::to_string(::getpid()) +
                                        "-" + std::to_string(loc->index);
   }
@@ -389,7 +392,7 @@ bool spill_instead(State& s, Location* loc) {
   if (!ready_locked(s) || s.trace_abandoned || s.writer.failed() || !s.writer.is_open()) return false;
   // With checkpoints (PROF_FLUSH_SIGNAL) every flush spills: a checkpoint's copy of the process
   // converts the spill files into a trace of its own, which needs every event outside the archive.
-  if (g_flush_signal.load(std::memory_order_relaxed) && !s.mpp) return true;
+  if (g_flush_signal.load(std::memory_order_relaxed)) return true;
   return !s.writer.writing(loc->global_id) && s.otf2_blocks.in_use() >= s.otf2_blocks.chunk_count();
 }
 
@@ -1298,9 +1301,10 @@ bool meet_other_processes(State& s) {
   if (s.is_ready) {
     const std::string marker = experiment_dir::io_path(s.claim) + "/incomplete.rank" + std::to_string(s.rank);
     if (FILE* f = std::fopen(marker.c_str(), "w")) {
-      std::fprintf(f, "This experiment is incomplete: %s.\nRank %u wrote its own profile (%s.rank%u.cubex); its trace "
-                      "events have no definitions.\n",
-                   why.c_str(), s.rank, config::g_values.profiling_base_name.c_str(), s.rank);
+      std::fprintf(f, "This experiment is incomplete: %s.\nRank %u wrote its own profile (%s.rank%u.cubex)%s.\n", why.c_str(),
+                   s.rank, config::g_values.profiling_base_name.c_str(), s.rank,
+                   config::g_values.enable_tracing ? " and merged its trace into traces.otf2 with the ranks that got as far "
+                                                     "(their definitions: prof-parts/)" : "");
       std::fclose(f);
     }
   }
@@ -1331,7 +1335,11 @@ ClockOffsets final_clock_offsets(State& s, bool together, Timestamp last) {
 
 /// Converts what the locations still hold, unifies the definitions of all processes and closes
 /// the archive. Every process takes part in the unification and the archive's collective close.
-void write_trace(State& s, const std::vector<Location*>& locs, bool together, const ClockOffsets& offsets, Timestamp last) {
+/// Not `together` (MPI, a failed rank or a checkpoint's copy): merges this rank's part with those
+/// of the ranks that got as far (partial_trace); `merged` then gets the ranks the trace holds, and
+/// the line about it is the caller's (else it is logged here). True: a trace was written.
+bool write_trace(State& s, const std::vector<Location*>& locs, bool together, const ClockOffsets& offsets, Timestamp last,
+                 std::vector<std::uint32_t>* merged = nullptr) {
   const auto global = [&](Timestamp t, std::int64_t off) { return static_cast<Timestamp>(static_cast<std::int64_t>(t) + off); };
   std::lock_guard<std::mutex> lock(s.mutex);
   s.events.trim();  // free chunks go back before OTF2 needs memory to close its files
@@ -1367,9 +1375,23 @@ void write_trace(State& s, const std::vector<Location*>& locs, bool together, co
                  " bytes, the merged definitions are %" PRIu64 " bytes",
               unified.processes.size(), unified.regions.size(), unified.comms.size(), wall_ms() - unify_start,
               unified.bytes_received, unified.bytes_union);
+  if (!together && s.mpp && s.writer.is_open() && !s.trace_abandoned && !s.writer.failed()) {
+    // A failed rank: no unification with the others; this rank's part joins those already saved.
+    std::vector<std::uint32_t> ranks;
+    if (!partial_trace::save_and_merge(s.writer, s.writer.directory(), s.rank, s.mpp->size(), s.mpp->paradigm(), self, defs.local_locations, offsets,
+                                       &ranks, &err)) {
+      log::error("%s", experiment_dir::readable(s.claim, err).c_str());
+      return false;
+    }
+    if (merged) *merged = ranks;
+    else
+      log::info(0, "trace merged without the other ranks' help: %s/traces.otf2 holds ranks %s (a rank that writes later "
+                   "adds itself)", s.directory.c_str(), partial_trace::describe_ranks(ranks, s.mpp->size()).c_str());
+    return true;
+  }
   if (!unified_ok && !err.empty()) log::error("%s; the trace is not written", err.c_str());
   if (unified_ok && !err.empty()) log::error("%s", err.c_str());
-  if (!unified_ok || !s.writer.is_open()) return;
+  if (!unified_ok || !s.writer.is_open()) return false;
   defs.clock.resolution = timer::resolution();
   defs.clock.offset = unified.start;
   defs.clock.length = unified.end - unified.start;
@@ -1388,7 +1410,8 @@ void write_trace(State& s, const std::vector<Location*>& locs, bool together, co
   defs.regions = std::move(unified.regions);
   defs.comms = std::move(unified.comms);
   defs.processes = std::move(unified.processes);
-  if (!s.writer.finish(defs, &err)) {
+  const bool written = s.writer.finish(defs, &err);
+  if (!written) {
     report_trace_failure(s);
     if (!err.empty()) log::error("%s", err.c_str());
     if (const std::uint64_t dropped = s.writer.stats().dropped_events)
@@ -1396,6 +1419,7 @@ void write_trace(State& s, const std::vector<Location*>& locs, bool together, co
   } else if (s.rank == 0)
     log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events here)", s.directory.c_str(), s.writer.stats().events);
   log_rss("after writing the definitions");
+  return written;
 }
 
 /// The samples still in trace buffers (and spill files, which come first) give the profile their
@@ -1557,8 +1581,8 @@ void remove_tree(const std::string& path) {
 
 /// The checkpoint's copy of the process (the only thread there): closes the open frames of its
 /// copy at the signal's time and writes the profile of everything measured so far under the
-/// final name (MPI: this rank's own), replacing the file atomically; with tracing (not with MPI),
-/// a trace of its own, `checkpoint-<n>/traces.otf2`, from the spill files
+/// final name (MPI: this rank's own), replacing the file atomically; with tracing, a trace of its
+/// own, `checkpoint-<n>/traces.otf2` (MPI: merged with the other ranks' copies), from the spill files
 /// (every flush spills while checkpoints are on: spill_instead) and the buffers, and then removes
 /// the previous checkpoint's. Touches nothing the process still uses: not its OTF2 archive, not
 /// the sampling or metric sources (shared descriptors), not MPI; spill files are read up to what
@@ -1575,13 +1599,16 @@ int write_checkpoint(State& s, unsigned n, int sig, double started) {
   const Timestamp end = timer::now();
   const std::string io = experiment_dir::io_path(s.claim);
   const std::string trace_dir = "checkpoint-" + std::to_string(n);
-  // MPI: the profile only. A rank's trace alone would name communicators of ranks it lacks.
-  bool trace = v.enable_tracing && !s.mpp && !s.trace_abandoned && !s.writer.failed() && s.writer.is_open();
+  // MPI: every rank's copy writes its events into the one checkpoint-<n> archive and merges its
+  // definitions with those of the ranks already there (partial_trace: no collectives here), in
+  // the event chunk size the job agreed on.
+  bool trace = v.enable_tracing && !s.trace_abandoned && !s.writer.failed() && s.writer.is_open();
   if (trace) {
+    const std::uint64_t chunk = s.mpp ? s.writer.stats().otf2_block_bytes : budget::otf2_chunk_bytes(locs.size());
     ::mkdir((io + "/" + trace_dir).c_str(), 0755);
     new (&s.writer) otf2w::TraceWriter();  // the process's own archive is left alone (not closed)
     std::string err;
-    trace = s.writer.open(io + "/" + trace_dir, &s.otf2_blocks, &err, nullptr, budget::otf2_chunk_bytes(locs.size()));
+    trace = s.writer.open(io + "/" + trace_dir, &s.otf2_blocks, &err, nullptr, chunk, /*join=*/s.mpp != nullptr);
     if (trace) describe_trace(s);
     else log::error("checkpoint %u: %s; it has no trace", n, experiment_dir::readable(s.claim, err).c_str());
   }
@@ -1594,10 +1621,15 @@ int write_checkpoint(State& s, unsigned n, int sig, double started) {
   }
   if (trace) {
     s.directory += "/" + trace_dir;
-    write_trace(s, locs, /*together=*/true, ClockOffsets{}, end);
-    if (s.writer.failed()) return 1;
+    std::vector<std::uint32_t> merged;
+    const ClockOffsets offsets = s.mpp ? final_clock_offsets(s, /*together=*/false, end) : ClockOffsets{};
+    if (!write_trace(s, locs, /*together=*/!s.mpp, offsets, end, &merged)) return 1;
     what += (what.empty() ? "" : ", ") + std::string("trace written: ") + s.directory + "/traces.otf2";
-    if (n > 1) remove_tree(io + "/checkpoint-" + std::to_string(n - 1));
+    if (s.mpp) what += " (with ranks " + partial_trace::describe_ranks(merged, s.mpp->size()) + " so far)";
+    // The previous checkpoint goes once this one is whole: with MPI, once every rank is in it (each
+    // rank's copies run one after another, so none still writes the previous one then).
+    if (n > 1 && (!s.mpp || merged.size() == s.mpp->size()))
+      remove_tree(io + "/checkpoint-" + std::to_string(n - 1));
   }
   if (what.empty()) return 0;
   log::info(0, "checkpoint %u (signal %d, %s): %s in %.0f ms; the measurement goes on", n, sig, sigabbrev_np(sig), what.c_str(),

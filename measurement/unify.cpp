@@ -295,71 +295,73 @@ bool decode(const std::vector<char>& bytes, ProcessPart* p) {
   return in.ok() && in.done();
 }
 
-bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& regions,
-           const std::vector<comms::CommDef>& comms, Result* out, std::string* error) {
-  const std::uint32_t rank = mpp ? mpp->rank() : 0, size = mpp ? mpp->size() : 1;
-  self.rank = rank;
+namespace {
+
+// One process's own definitions as unification starts from them, and the key of each of its
+// local ids (to map them to global ids once the global keys are known).
+struct Local {
   Set set;
+  std::vector<std::string> region_keys, comm_keys, context_keys, generator_keys;
+};
+
+Local build_local(ProcessPart self, const std::vector<regions::RegionDef>& regions, const std::vector<comms::CommDef>& comms,
+                  std::uint32_t rank) {
+  Local l;
+  Set& set = l.set;
+  self.rank = rank;
   set.start = self.start;
   set.end = self.end;
-  for (const auto& r : regions) set.add_region(r);
+  for (const auto& r : regions) {
+    set.add_region(r);
+    l.region_keys.push_back(region_key(r));
+  }
   // Own communicators: the thread contingent keyed by this process; parents by key.
-  std::vector<std::string> local_comm_keys;
   for (const auto& c : comms) {
     CommEntry e{c, ""};
     if (c.kind == comms::Kind::Threads || c.kind == comms::Kind::Cuda) e.def.key_rank = rank;
-    if (c.parent != comms::kNoComm && c.parent < local_comm_keys.size()) e.parent_key = local_comm_keys[c.parent];
-    local_comm_keys.push_back(comm_key(e.def));
+    if (c.parent != comms::kNoComm && c.parent < l.comm_keys.size()) e.parent_key = l.comm_keys[c.parent];
+    l.comm_keys.push_back(comm_key(e.def));
     set.add_comm(std::move(e));
   }
   set.processes.push_back(std::move(self));
   // Own calling contexts (sampling): keys from their parents' and their regions' keys.
-  const std::vector<contexts::ContextDef> own_contexts = contexts::snapshot();
-  std::vector<std::string> local_context_keys;
-  for (const auto& c : own_contexts) {
+  for (const auto& c : contexts::snapshot()) {
     ContextEntry e;
-    e.parent_key = c.parent < local_context_keys.size() ? local_context_keys[c.parent] : std::string();
+    e.parent_key = c.parent < l.context_keys.size() ? l.context_keys[c.parent] : std::string();
     const regions::RegionDef& r = c.region < regions.size() ? regions[c.region] : regions::RegionDef{};
     e.region = set.add_region(r);
     e.key = context_key(e.parent_key, region_key(r));
-    local_context_keys.push_back(e.key);
+    l.context_keys.push_back(e.key);
     set.add_context(std::move(e));
   }
-  const std::vector<contexts::GeneratorDef> own_generators = contexts::generators();
-  for (const auto& g : own_generators) set.add_generator(g);
+  for (const auto& g : contexts::generators()) {
+    set.add_generator(g);
+    l.generator_keys.push_back(generator_key(g));
+  }
+  return l;
+}
 
-  // A failure anywhere reaches rank 0, which tells every process through the broadcast below, so
-  // that all of them give up together (none waits in a collective the others skip).
-  const bool reduced = tree_reduce(mpp, [&] { return set.encode(); }, [&](const std::vector<char>& b) { return set.merge(b); },
-                                   "definitions", error, &out->bytes_received);
-  if (rank == 0 && size > 1) out->bytes_union = set.encode().size();
+// What rank 0 tells every process: whether the reduction worked, the time span, and the global
+// keys in global id order.
+std::vector<char> global_keys(const Set& set, bool ok) {
+  Out o;
+  o.u8(ok ? 1 : 0);
+  o.u64(set.start);
+  o.u64(set.end);
+  o.u64(set.regions.size());
+  for (const auto& r : set.regions) o.str(region_key(r));
+  o.u64(set.comms.size());
+  for (const auto& c : set.comms) o.str(comm_key(c.def));
+  o.u64(set.contexts.size());
+  for (const auto& c : set.contexts) o.str(c.key);
+  o.u64(set.generators.size());
+  for (const auto& g : set.generators) o.str(generator_key(g));
+  return std::move(o.data());
+}
 
-  // The global keys to every process.
-  std::vector<char> keys;
-  if (rank == 0) {
-    Out o;
-    o.u8(reduced ? 1 : 0);
-    o.u64(set.start);
-    o.u64(set.end);
-    o.u64(set.regions.size());
-    for (const auto& r : set.regions) o.str(region_key(r));
-    o.u64(set.comms.size());
-    for (const auto& c : set.comms) o.str(comm_key(c.def));
-    o.u64(set.contexts.size());
-    for (const auto& c : set.contexts) o.str(c.key);
-    o.u64(set.generators.size());
-    for (const auto& g : set.generators) o.str(generator_key(g));
-    keys = std::move(o.data());
-  }
-  if (mpp && !bcast_bytes(mpp, &keys)) {
-    *error = "unification: broadcasting the global definitions failed";
-    return false;
-  }
-  In in(keys.data(), keys.size());
-  if (in.u8() != 1) {
-    if (reduced || error->empty()) *error = "unification failed on another rank (see rank 0's message)";
-    return false;
-  }
+// The mapping tables of one process from the global keys (after their status byte). A local id
+// missing globally (an internal error) maps to 0 and is reported in `error`; false: damaged keys.
+bool map_local(const Local& l, In& in, Result* out, std::string* error) {
   out->start = in.u64();
   out->end = in.u64();
   std::unordered_map<std::string, std::uint32_t> global_regions, global_comms;
@@ -385,60 +387,140 @@ bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& re
     *error = "unification: the global definitions arrived damaged";
     return false;
   }
-  // From here every process goes on to the collective writing, whatever happens locally: a local
-  // id that is missing globally (an internal error) maps to 0 and is reported.
   std::size_t missing = 0;
-  out->region_map.clear();
-  for (const auto& r : regions) {
-    auto it = global_regions.find(region_key(r));
-    missing += it == global_regions.end();
-    out->region_map.push_back(it == global_regions.end() ? 0 : it->second);
-  }
-  out->comm_map.clear();
+  const auto map = [&](const std::vector<std::string>& keys, const std::unordered_map<std::string, std::uint32_t>& global,
+                       std::vector<std::uint32_t>* table) {
+    table->clear();
+    for (const auto& k : keys) {
+      auto it = global.find(k);
+      missing += it == global.end();
+      table->push_back(it == global.end() ? 0 : it->second);
+    }
+  };
+  map(l.region_keys, global_regions, &out->region_map);
+  map(l.comm_keys, global_comms, &out->comm_map);
   out->window_map.clear();
-  for (const auto& k : local_comm_keys) {
-    auto it = global_comms.find(k);
-    missing += it == global_comms.end();
-    out->comm_map.push_back(it == global_comms.end() ? 0 : it->second);
-    out->window_map.push_back(it == global_comms.end() ? 0 : window_of[it->second]);
-  }
-  out->context_map.clear();
-  for (const auto& k : local_context_keys) {
-    auto it = global_contexts.find(k);
-    missing += it == global_contexts.end();
-    out->context_map.push_back(it == global_contexts.end() ? 0 : it->second);
-  }
-  out->generator_map.clear();
-  for (const auto& g : own_generators) {
-    auto it = global_generators.find(generator_key(g));
-    missing += it == global_generators.end();
-    out->generator_map.push_back(it == global_generators.end() ? 0 : it->second);
-  }
+  for (std::uint32_t g : out->comm_map) out->window_map.push_back(g < window_of.size() ? window_of[g] : 0);
+  map(l.context_keys, global_contexts, &out->context_map);
+  map(l.generator_keys, global_generators, &out->generator_map);
   if (missing)
     *error = "unification: " + std::to_string(missing) + " definitions of this process are missing from the global ones "
              "(an internal error; please report it); their events refer to definition 0";
-  if (rank == 0) {
-    out->regions = std::move(set.regions);
-    out->comms.clear();
-    for (auto& e : set.comms) {
-      comms::CommDef c = std::move(e.def);
-      c.parent = comms::kNoComm;
-      if (!e.parent_key.empty()) {
-        auto it = set.comm_index.find(e.parent_key);
-        if (it != set.comm_index.end()) c.parent = it->second;
-      }
-      out->comms.push_back(std::move(c));
+  return true;
+}
+
+// The root's result: the global definitions, processes by rank (`size` of them; absent ranks
+// keep their rank and no locations).
+void fill_root(Set& set, std::uint32_t size, Result* out) {
+  out->regions = std::move(set.regions);
+  out->comms.clear();
+  for (auto& e : set.comms) {
+    comms::CommDef c = std::move(e.def);
+    c.parent = comms::kNoComm;
+    if (!e.parent_key.empty()) {
+      auto it = set.comm_index.find(e.parent_key);
+      if (it != set.comm_index.end()) c.parent = it->second;
     }
-    out->contexts.clear();
-    for (const auto& c : set.contexts) {
-      auto p = c.parent_key.empty() ? set.context_index.end() : set.context_index.find(c.parent_key);
-      out->contexts.push_back({c.region, p == set.context_index.end() ? contexts::kNoContext : p->second});
-    }
-    out->generators = set.generators;
-    out->processes.assign(size, ProcessPart{});
-    for (auto& p : set.processes)
-      if (p.rank < size) out->processes[p.rank] = std::move(p);
+    out->comms.push_back(std::move(c));
   }
+  out->contexts.clear();
+  for (const auto& c : set.contexts) {
+    auto p = c.parent_key.empty() ? set.context_index.end() : set.context_index.find(c.parent_key);
+    out->contexts.push_back({c.region, p == set.context_index.end() ? contexts::kNoContext : p->second});
+  }
+  out->generators = set.generators;
+  out->processes.assign(size, ProcessPart{});
+  for (std::uint32_t r = 0; r < size; ++r) out->processes[r].rank = r;
+  for (auto& p : set.processes)
+    if (p.rank < size) out->processes[p.rank] = std::move(p);
+}
+
+void put_keys(Out& o, const std::vector<std::string>& keys) {
+  o.u64(keys.size());
+  for (const auto& k : keys) o.str(k);
+}
+
+std::vector<std::string> get_keys(In& in) {
+  std::vector<std::string> keys;
+  const std::uint64_t n = in.count(8);
+  for (std::uint64_t i = 0; i < n && in.ok(); ++i) keys.push_back(in.str());
+  return keys;
+}
+
+}  // namespace
+
+bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& regions,
+           const std::vector<comms::CommDef>& comms, Result* out, std::string* error) {
+  const std::uint32_t rank = mpp ? mpp->rank() : 0, size = mpp ? mpp->size() : 1;
+  Local local = build_local(std::move(self), regions, comms, rank);
+  Set& set = local.set;
+  // A failure anywhere reaches rank 0, which tells every process through the broadcast below, so
+  // that all of them give up together (none waits in a collective the others skip).
+  const bool reduced = tree_reduce(mpp, [&] { return set.encode(); }, [&](const std::vector<char>& b) { return set.merge(b); },
+                                   "definitions", error, &out->bytes_received);
+  if (rank == 0 && size > 1) out->bytes_union = set.encode().size();
+
+  // The global keys to every process.
+  std::vector<char> keys;
+  if (rank == 0) keys = global_keys(set, reduced);
+  if (mpp && !bcast_bytes(mpp, &keys)) {
+    *error = "unification: broadcasting the global definitions failed";
+    return false;
+  }
+  In in(keys.data(), keys.size());
+  if (in.u8() != 1) {
+    if (reduced || error->empty()) *error = "unification failed on another rank (see rank 0's message)";
+    return false;
+  }
+  // From here every process goes on to the collective writing, whatever happens locally.
+  if (!map_local(local, in, out, error)) return false;
+  if (rank == 0) fill_root(set, size, out);
+  return true;
+}
+
+std::vector<char> encode_part(ProcessPart self, const std::vector<regions::RegionDef>& regions,
+                              const std::vector<comms::CommDef>& comms, std::uint32_t rank) {
+  const Local l = build_local(std::move(self), regions, comms, rank);
+  Out o;
+  o.u32(rank);
+  const std::vector<char> set = l.set.encode();
+  o.str(std::string(set.begin(), set.end()));
+  put_keys(o, l.region_keys);
+  put_keys(o, l.comm_keys);
+  put_keys(o, l.context_keys);
+  put_keys(o, l.generator_keys);
+  return std::move(o.data());
+}
+
+bool merge_parts(const std::vector<std::vector<char>>& parts, std::uint32_t size, Result* global,
+                 std::vector<Result>* maps, std::string* error) {
+  std::vector<Local> locals(parts.size());
+  Set all;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    In in(parts[i].data(), parts[i].size());
+    const std::uint32_t rank = in.u32();
+    const std::string bytes = in.str();
+    const std::vector<char> set(bytes.begin(), bytes.end());
+    Local& l = locals[i];
+    l.region_keys = get_keys(in);
+    l.comm_keys = get_keys(in);
+    l.context_keys = get_keys(in);
+    l.generator_keys = get_keys(in);
+    if (!in.ok() || !in.done() || rank >= size || !all.merge(set)) {
+      *error = "the definitions part " + std::to_string(i) + " is damaged";
+      return false;
+    }
+  }
+  const std::vector<char> keys = global_keys(all, true);
+  maps->assign(parts.size(), Result{});
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    In in(keys.data(), keys.size());
+    in.u8();
+    if (!map_local(locals[i], in, &(*maps)[i], error)) return false;
+  }
+  global->start = all.start;
+  global->end = all.end;
+  fill_root(all, size, global);
   return true;
 }
 

@@ -65,6 +65,16 @@ struct Result {
 bool unify(Mpp* mpp, ProcessPart self, const std::vector<regions::RegionDef>& regions,
            const std::vector<comms::CommDef>& comms, Result* out, std::string* error);
 
+/// Without the other processes (a job with a failed rank: no collective can run), each process
+/// that still writes saves its own definitions as a part (encode_part, `rank` its rank), and
+/// merge_parts unifies any set of parts as unify() would with those processes: `global` gets the
+/// global definitions, with `size` processes by rank (absent ranks: no locations), and (*maps)[i]
+/// the mapping tables of parts[i]. False with a one-line error for a damaged part.
+std::vector<char> encode_part(ProcessPart self, const std::vector<regions::RegionDef>& regions,
+                              const std::vector<comms::CommDef>& comms, std::uint32_t rank);
+bool merge_parts(const std::vector<std::vector<char>>& parts, std::uint32_t size, Result* global,
+                 std::vector<Result>* maps, std::string* error);
+
 /// The reduction tree over all processes: in step k, process r with bit k set sends encode() to
 /// r - 2^k and stops; the receiver merge()s it. Rank 0 ends with everything merged, after log2(P)
 /// steps. `what` names the data in errors; `received` (optional) gets the bytes this process

@@ -8,6 +8,8 @@
 #include "otf2-writer/trace_writer.hpp"
 
 #include <otf2/otf2.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -236,6 +238,7 @@ struct TraceWriter::Impl {
   bool closing = false;
 
   bool write_global(const Definitions& defs);
+  void write_local(const LocalDefs& l, const ClockInfo& clock);
 
   static OTF2_FlushType pre_flush(void* data, OTF2_FileType type, OTF2_LocationRef, void*, bool final) {
     auto* self = static_cast<Impl*>(data);
@@ -300,6 +303,7 @@ TraceWriter::~TraceWriter() {
 }
 
 bool TraceWriter::is_open() const { return impl_->archive != nullptr; }
+const std::string& TraceWriter::directory() const { return impl_->dir; }
 const WriterStats& TraceWriter::stats() const { return impl_->stats; }
 const std::string& TraceWriter::last_error() const { return impl_->error; }
 bool TraceWriter::failed() const { return impl_->failed; }
@@ -325,7 +329,8 @@ void TraceWriter::drop_events(const EventBuffer& buffer) {
   impl_->stats.dropped_events += n;
 }
 
-bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp, std::uint64_t event_chunk) {
+bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp, std::uint64_t event_chunk,
+                       bool join) {
   Impl& m = *impl_;
   m.blocks = blocks;
   m.dir = dir;
@@ -351,7 +356,7 @@ bool TraceWriter::open(const std::string& dir, ChunkPool* blocks, std::string* e
   // "succeeds" without them.
   const OTF2_ErrorCode set = mpp ? OTF2_Archive_SetCollectiveCallbacks(m.archive, &kMppCollectives, mpp, nullptr, nullptr)
                                  : OTF2_Archive_SetSerialCollectiveCallbacks(m.archive);
-  if (set != OTF2_SUCCESS) {
+  if (set != OTF2_SUCCESS && !(join && !mpp && set == OTF2_ERROR_EEXIST)) {
     *error = "cannot create the OTF2 archive in '" + dir + "'" + detail() + "; check that the directory is writable and the disk not full";
     OTF2_Archive_Close(m.archive);
     m.archive = nullptr;
@@ -774,7 +779,10 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   }
   if (any_mpi) {
     std::vector<std::uint64_t> masters;
-    for (std::size_t r = 0; r < defs.processes.size(); ++r) masters.push_back(r);  // (thread 0 << 32) | rank
+    // (thread 0 << 32) | rank; a rank without data (a merge after a failed rank): its placeholder
+    for (std::size_t r = 0; r < defs.processes.size(); ++r)
+      masters.push_back(defs.processes[r].locations.size() == 1 && defs.processes[r].locations[0].id == placeholder_location(static_cast<std::uint32_t>(r))
+                            ? placeholder_location(static_cast<std::uint32_t>(r)) : r);
     OTF2_GlobalDefWriter_WriteGroup(g, next_group++, s_empty, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
                                     OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(masters.size()), masters.data());
     std::map<std::vector<std::uint32_t>, OTF2_GroupRef> by_members;
@@ -816,6 +824,37 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   return true;
 }
 
+// One process's local definitions (see finish()).
+void TraceWriter::Impl::write_local(const LocalDefs& l, const ClockInfo& clock) {
+  const auto make = [](const std::vector<std::uint32_t>& v) {
+    return v.empty() ? nullptr : OTF2_IdMap_CreateFromUint32Array(v.size(), v.data(), true);
+  };
+  OTF2_IdMap* region_map = make(l.region_map);
+  OTF2_IdMap* comm_map = make(l.comm_map);
+  OTF2_IdMap* window_map = make(l.window_map);
+  OTF2_IdMap* context_map = make(l.context_map);
+  OTF2_IdMap* generator_map = make(l.generator_map);
+  for (std::uint64_t id : l.locations) {
+    if (failed) break;
+    OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive, id);
+    if (!dw) continue;
+    if (region_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, region_map);
+    if (comm_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_COMM, comm_map);
+    // RMA events (the CUDA window) carry their communicator's local id.
+    if (window_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_RMA_WIN, window_map);
+    if (context_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_CALLING_CONTEXT, context_map);
+    if (generator_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_INTERRUPT_GENERATOR, generator_map);
+    if (l.clock_offsets.empty()) {
+      OTF2_DefWriter_WriteClockOffset(dw, clock.offset, 0, 0.0);
+      OTF2_DefWriter_WriteClockOffset(dw, clock.offset + clock.length, 0, 0.0);
+    }
+    for (const auto& [local, offset] : l.clock_offsets) OTF2_DefWriter_WriteClockOffset(dw, local, offset, 0.0);
+    OTF2_Archive_CloseDefWriter(archive, dw);
+  }
+  for (OTF2_IdMap* map : {region_map, comm_map, window_map, context_map, generator_map})
+    if (map) OTF2_IdMap_Free(map);
+}
+
 bool TraceWriter::finish(const Definitions& defs, std::string* error) {
   Impl& m = *impl_;
   if (!m.archive) {
@@ -832,38 +871,9 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
   // interpolate nothing, and every location has its traces/<id>.def), and the mapping tables
   // from the local region and communicator ids its events carry to the global ones.
   OTF2_Archive_OpenDefFiles(m.archive);
-  OTF2_IdMap* region_map = defs.region_map.empty() ? nullptr
-      : OTF2_IdMap_CreateFromUint32Array(defs.region_map.size(), defs.region_map.data(), true);
-  OTF2_IdMap* comm_map = defs.comm_map.empty() ? nullptr
-      : OTF2_IdMap_CreateFromUint32Array(defs.comm_map.size(), defs.comm_map.data(), true);
-  OTF2_IdMap* window_map = defs.window_map.empty() ? nullptr
-      : OTF2_IdMap_CreateFromUint32Array(defs.window_map.size(), defs.window_map.data(), true);
-  OTF2_IdMap* context_map = defs.context_map.empty() ? nullptr
-      : OTF2_IdMap_CreateFromUint32Array(defs.context_map.size(), defs.context_map.data(), true);
-  OTF2_IdMap* generator_map = defs.generator_map.empty() ? nullptr
-      : OTF2_IdMap_CreateFromUint32Array(defs.generator_map.size(), defs.generator_map.data(), true);
-  for (std::uint64_t id : defs.local_locations) {
-    if (m.failed) break;
-    OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(m.archive, id);
-    if (!dw) continue;
-    if (region_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, region_map);
-    if (comm_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_COMM, comm_map);
-    // RMA events (the CUDA window) carry their communicator's local id.
-    if (window_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_RMA_WIN, window_map);
-    if (context_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_CALLING_CONTEXT, context_map);
-    if (generator_map) OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_INTERRUPT_GENERATOR, generator_map);
-    if (defs.clock_offsets.empty()) {
-      OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset, 0, 0.0);
-      OTF2_DefWriter_WriteClockOffset(dw, defs.clock.offset + defs.clock.length, 0, 0.0);
-    }
-    for (const auto& [local, offset] : defs.clock_offsets) OTF2_DefWriter_WriteClockOffset(dw, local, offset, 0.0);
-    OTF2_Archive_CloseDefWriter(m.archive, dw);
-  }
-  if (region_map) OTF2_IdMap_Free(region_map);
-  if (comm_map) OTF2_IdMap_Free(comm_map);
-  if (window_map) OTF2_IdMap_Free(window_map);
-  if (context_map) OTF2_IdMap_Free(context_map);
-  if (generator_map) OTF2_IdMap_Free(generator_map);
+  LocalDefs own{defs.local_locations, defs.clock_offsets, defs.region_map, defs.comm_map,
+                defs.window_map, defs.context_map, defs.generator_map};
+  m.write_local(own, defs.clock);
   OTF2_Archive_CloseDefFiles(m.archive);
 
   bool global_ok = true;
@@ -886,6 +896,90 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
     *error = "rank " + std::to_string(failed_rank) + " could not write its trace (see its message); the trace is removed";
   else *error = "";
   return false;
+}
+
+bool TraceWriter::write_merged(const Definitions& global, const std::vector<LocalDefs>& locals, std::string* error) {
+  Impl& m = *impl_;
+  if (!m.archive || m.failed) {
+    *error = "no OTF2 archive open";
+    return false;
+  }
+  for (auto& [id, loc] : m.locs)
+    if (loc.writer) close_location(id);
+  Definitions defs = global;
+  std::vector<std::uint64_t> placeholders;
+  for (std::size_t r = 0; r < defs.processes.size(); ++r) {
+    auto& p = defs.processes[r];
+    if (!p.locations.empty()) continue;
+    const std::uint64_t id = placeholder_location(static_cast<std::uint32_t>(r));
+    p.locations.push_back({id, "no data (the rank ended without writing its trace)", 0, 0, ""});
+    if (p.host.empty()) p.host = "unknown host";
+    placeholders.push_back(id);
+  }
+  const std::string tmp = m.dir + "/.merge-" + std::to_string(::getpid());
+  OTF2_Archive* shared = m.archive;
+  OTF2_Archive* a = OTF2_Archive_Open(tmp.c_str(), "traces", OTF2_FILEMODE_WRITE, m.stats.otf2_block_bytes, OTF2_CHUNK_SIZE_MIN,
+                                      OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  bool ok = a != nullptr;
+  if (ok) {
+    static const OTF2_FlushCallbacks flush_cbs = {&Impl::pre_flush, nullptr};
+    OTF2_Archive_SetFlushCallbacks(a, &flush_cbs, &m);
+    ok = OTF2_Archive_SetSerialCollectiveCallbacks(a) == OTF2_SUCCESS;
+    OTF2_Archive_SetCreator(a, "prof " PROF_VERSION);
+    OTF2_Archive_SetDescription(a, "prof measurement (merged after a failed rank)");
+  }
+  if (ok) {
+    m.archive = a;
+    // The placeholders' event files: empty.
+    OTF2_Archive_OpenEvtFiles(a);
+    for (std::uint64_t id : placeholders)
+      if (OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, id)) OTF2_Archive_CloseEvtWriter(a, w);
+    OTF2_Archive_CloseEvtFiles(a);
+    OTF2_Archive_OpenDefFiles(a);
+    for (const LocalDefs& l : locals) m.write_local(l, defs.clock);
+    LocalDefs empty;
+    empty.locations = placeholders;
+    m.write_local(empty, defs.clock);
+    OTF2_Archive_CloseDefFiles(a);
+    ok = !m.failed && m.write_global(defs);
+    ok = OTF2_Archive_Close(a) == OTF2_SUCCESS && ok && !m.failed;
+    m.archive = shared;
+  }
+  // Into place: the local definitions and the placeholders' event files, then traces.def, then
+  // the anchor.
+  const std::string from = tmp + "/traces/", to = m.dir + "/traces/";
+  if (ok) {
+    if (DIR* d = ::opendir(from.c_str())) {
+      while (const struct dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        if (::rename((from + e->d_name).c_str(), (to + e->d_name).c_str()) != 0) ok = false;
+      }
+      ::closedir(d);
+    }
+    ok = ok && ::rename((tmp + "/traces.def").c_str(), (m.dir + "/traces.def").c_str()) == 0 &&
+         ::rename((tmp + "/traces.otf2").c_str(), (m.dir + "/traces.otf2").c_str()) == 0;
+  }
+  if (ok)  // a placeholder of an earlier merge, for a rank that is here now
+    for (const auto& p : defs.processes)
+      if (!p.locations.empty() && p.locations[0].id != placeholder_location(p.rank)) {
+        const std::string stale = to + std::to_string(placeholder_location(p.rank));
+        ::unlink((stale + ".evt").c_str());
+        ::unlink((stale + ".def").c_str());
+      }
+  if (!ok) {
+    *error = "cannot write the merged trace definitions in '" + m.dir + "'" +
+             (m.failed ? " (" + m.failure_detail + ")" : std::string()) + "; check free space and permissions there";
+    if (DIR* d = ::opendir(from.c_str())) {
+      while (const struct dirent* e = ::readdir(d))
+        if (e->d_name[0] != '.') ::unlink((from + e->d_name).c_str());
+      ::closedir(d);
+    }
+    ::unlink((tmp + "/traces.def").c_str());
+    ::unlink((tmp + "/traces.otf2").c_str());
+  }
+  ::rmdir((tmp + "/traces").c_str());
+  ::rmdir(tmp.c_str());
+  return ok;
 }
 
 }  // namespace prof::otf2w

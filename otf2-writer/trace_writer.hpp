@@ -55,6 +55,20 @@ struct Definitions {
   std::vector<contexts::GeneratorDef> generators;  ///< interrupt generators, global ids
 };
 
+/// One process's local definitions: its locations, clock offsets to the global time and the
+/// mapping tables from the local ids its events carry to the global ones (see Definitions).
+struct LocalDefs {
+  std::vector<std::uint64_t> locations;
+  std::vector<std::pair<std::uint64_t, std::int64_t>> clock_offsets;
+  std::vector<std::uint32_t> region_map, comm_map, window_map, context_map, generator_map;
+};
+
+/// A rank that left no data in an archive merged after a failure (TraceWriter::write_merged):
+/// the id of its one empty location, so that communicators can still name all ranks.
+constexpr std::uint64_t placeholder_location(std::uint32_t rank) {
+  return (std::uint64_t{0xfffffffe} << 32) | rank;
+}
+
 /// A metric of the Metric events that accompany Enter and Leave records (measurement/metrics).
 struct MetricMember {
   std::string name, description, unit;
@@ -90,9 +104,14 @@ class TraceWriter {
   /// that big), one per open location writer; OTF2 writes a buffer to disk when it needs a second
   /// one. With `mpp`, all its processes open the one archive together (a collective call; OTF2's
   /// collectives run over `mpp`, which must outlive the writer), with the same `event_chunk`.
+  /// `join`: without `mpp`, `dir/traces` may exist already: processes that write one archive
+  /// without collectives (the checkpoints of MPI ranks), each merging it with write_merged.
   /// Returns false with a one-line error.
-  bool open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp = nullptr, std::uint64_t event_chunk = 0);
+  bool open(const std::string& dir, ChunkPool* blocks, std::string* error, Mpp* mpp = nullptr, std::uint64_t event_chunk = 0,
+            bool join = false);
   bool is_open() const;
+  /// The `dir` given to open().
+  const std::string& directory() const;
 
   /// Program name and arguments for ProgramBegin records.
   void set_program(const std::string& name, const std::vector<std::string>& args);
@@ -124,6 +143,16 @@ class TraceWriter {
   /// false; `error` is then empty where take_failure() has this process's line, else it names the
   /// rank that failed (rank 0 only: one line for the job).
   bool finish(const Definitions& defs, std::string* error);
+
+  /// After a failed rank, when no collective can run (the archive is never closed): writes the
+  /// definitions of an archive of the processes that saved their parts, for the event files
+  /// already in `dir/traces` (their writers closed: write_events with close, or close_location).
+  /// `global`: the merged definitions (every rank of the job; a rank without locations gets an
+  /// empty placeholder_location); `locals`: the local definitions of each present process. The
+  /// files are written beside the archive and then renamed over its definitions, the anchor
+  /// last, so that a reader sees the previous merge or this one. Serial: callers hold a lock
+  /// between processes. False with a one-line error.
+  bool write_merged(const Definitions& global, const std::vector<LocalDefs>& locals, std::string* error);
 
   const WriterStats& stats() const;
   const std::string& last_error() const;

@@ -332,6 +332,66 @@ TEST_CASE("unify: a ProcessPart survives encode/decode; a truncated one is refus
   CHECK_FALSE(prof::unify::decode(longer, &q));  // trailing bytes are refused too
 }
 
+TEST_CASE("merge_parts: the parts of some ranks unify as those ranks would, the others stay empty") {
+  // A job of 5 whose ranks 1 and 3 wrote nothing (failed): the parts of 0, 2 and 4, in any order.
+  const std::uint32_t n = 5;
+  const std::uint32_t present[] = {4, 0, 2};
+  std::vector<Input> in;
+  std::vector<std::vector<char>> parts;
+  for (std::uint32_t r : present) {
+    in.push_back(make_input(r, n));
+    parts.push_back(prof::unify::encode_part(in.back().self, in.back().regions, in.back().comms, r));
+  }
+  Result g;
+  std::vector<Result> maps;
+  std::string error;
+  REQUIRE(prof::unify::merge_parts(parts, n, &g, &maps, &error));
+  CHECK(error.empty());
+  REQUIRE(maps.size() == parts.size());
+  CHECK(g.regions.size() == 6 + 3);  // the shared ones and one per present rank
+  std::set<std::string> unique_regions;
+  for (const auto& d : g.regions) unique_regions.insert(describe(d));
+  CHECK(unique_regions.size() == g.regions.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::uint32_t r = present[i];
+    INFO("rank " << r);
+    REQUIRE(maps[i].region_map.size() == in[i].regions.size());
+    for (std::size_t k = 0; k < in[i].regions.size(); ++k) {
+      REQUIRE(maps[i].region_map[k] < g.regions.size());
+      CHECK(describe(g.regions[maps[i].region_map[k]]) == describe(in[i].regions[k]));
+    }
+    REQUIRE(maps[i].comm_map.size() == in[i].comms.size());
+    for (std::size_t k = 0; k < in[i].comms.size(); ++k) {
+      CommDef want = in[i].comms[k];
+      if (want.kind == Kind::Threads) want.key_rank = r;
+      REQUIRE(maps[i].comm_map[k] < g.comms.size());
+      const CommDef& got = g.comms[maps[i].comm_map[k]];
+      CHECK(describe(got) == describe(want));
+      if (want.parent != prof::comms::kNoComm) CHECK(got.parent == maps[i].comm_map[want.parent]);
+    }
+    CHECK(describe(g.processes[r]) == describe(in[i].self));
+  }
+  REQUIRE(g.processes.size() == n);
+  for (std::uint32_t r : {1u, 3u}) {
+    CHECK(g.processes[r].rank == r);
+    CHECK(g.processes[r].locations.empty());
+  }
+  prof::Timestamp start = ~prof::Timestamp{0}, end = 0;
+  for (const auto& i : in) {
+    start = std::min(start, i.self.start);
+    end = std::max(end, i.self.end);
+  }
+  CHECK(g.start == start);
+  CHECK(g.end == end);
+  // A damaged part is refused with a line, never merged.
+  std::vector<std::vector<char>> cut = parts;
+  cut[1].resize(cut[1].size() / 2);
+  CHECK_FALSE(prof::unify::merge_parts(cut, n, &g, &maps, &error));
+  CHECK(error.find("damaged") != std::string::npos);
+  // A part of a rank outside the job, too.
+  CHECK_FALSE(prof::unify::merge_parts(parts, 4, &g, &maps, &error));
+}
+
 TEST_CASE("tree_reduce: a failing merge anywhere reaches rank 0 and no rank waits for ever") {
   for (const std::uint32_t n : kSizes) {
     for (std::uint32_t bad = 1; bad < n; ++bad) {

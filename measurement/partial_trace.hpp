@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The trace of an MPI job with a failed rank. No collective can run then (a dead rank would block
+// the rest), so the archive's definitions are never unified and written the normal way. Instead
+// each process that still writes saves its own definitions as a part file in
+// `<experiment>/prof-parts/rank<r>` and then, under a lock the processes share (flock on
+// prof-parts/.lock), merges every part saved so far into the archive's definitions
+// (unify::merge_parts, TraceWriter::write_merged). The last process to get there leaves a trace
+// of every rank that did; ranks that never did (killed, or still writing when the job ended)
+// appear as an empty placeholder location, so that messages to them stay well-defined.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "measurement/unify.hpp"
+#include "otf2-writer/trace_writer.hpp"
+
+namespace prof::partial_trace {
+
+/// Saves this process's part and merges all parts into `writer`'s archive (in `dir`, the
+/// experiment directory as the writer knows it). `self`: this process, with its locations and
+/// their event counts (their event files written and closed); `offsets`: its clock offsets to
+/// rank 0. Returns false with a one-line error; else `ranks` lists the ranks the trace now holds.
+bool save_and_merge(otf2w::TraceWriter& writer, const std::string& dir, std::uint32_t rank, std::uint32_t size,
+                    const char* paradigm, const unify::ProcessPart& self, const std::vector<std::uint64_t>& locations,
+                    const std::vector<std::pair<std::uint64_t, std::int64_t>>& offsets, std::vector<std::uint32_t>* ranks,
+                    std::string* error);
+
+/// "0-2,5 of 8" for the ranks in a message.
+std::string describe_ranks(const std::vector<std::uint32_t>& ranks, std::uint32_t size);
+
+}  // namespace prof::partial_trace
