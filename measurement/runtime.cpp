@@ -282,9 +282,10 @@ Timestamp debug_clock_skew(const std::string& spec) {
 // Spill files: a location's raw records, written by a flush that cannot convert them to OTF2
 // now: before the ready step (MPI: before MPI_Init) in TMPDIR; after it, when the OTF2 buffers
 // of PROF_TOTAL_MEMORY are all held by other locations' open writers, in the experiment
-// directory (prof-spill-<location>, MPI: prof-spill-rank<r>-<location>). Converted, in order, before the location's later events
-// (unspill_locked), one writer at a time at the end: memory stays within the budget however many
-// threads flush at once. A run killed by SIGKILL leaves them behind, raw.
+// directory (prof-spill-<location>, MPI: prof-spill-rank<r>-<location>). Converted, in order,
+// before the location's later events (unspill_locked), one writer at a time at the end: memory
+// stays within the budget however many threads flush at once. A run killed by SIGKILL leaves
+// them behind, raw.
 const std::string& spill_path(State& s, Location* loc) {
   if (loc->spill_file.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -1378,8 +1379,8 @@ bool write_trace(State& s, const std::vector<Location*>& locs, bool together, co
   if (!together && s.mpp && s.writer.is_open() && !s.trace_abandoned && !s.writer.failed()) {
     // A failed rank: no unification with the others; this rank's part joins those already saved.
     std::vector<std::uint32_t> ranks;
-    if (!partial_trace::save_and_merge(s.writer, s.writer.directory(), s.rank, s.mpp->size(), s.mpp->paradigm(), self, defs.local_locations, offsets,
-                                       &ranks, &err)) {
+    if (!partial_trace::save_and_merge(s.writer, s.writer.directory(), s.rank, s.mpp->size(), s.mpp->paradigm(), self,
+                                       defs.local_locations, offsets, &ranks, &err)) {
       log::error("%s", experiment_dir::readable(s.claim, err).c_str());
       return false;
     }

@@ -13,32 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint_files.h"
+
 static volatile long sink;
 
 __attribute__((noinline)) void leaf(long i) { sink += i; }
 
-static ino_t wait_for_new(const char* path, ino_t old) {
-  struct stat st;
-  for (int i = 0; i < 3000; ++i) { /* 30 s */
-    if (stat(path, &st) == 0 && st.st_ino != old) return st.st_ino;
-    struct timespec ts = {0, 10000000};
-    nanosleep(&ts, NULL);
-  }
-  fprintf(stderr, "checkpoint_mpi: no new %s after 30 s\n", path);
-  MPI_Abort(MPI_COMM_WORLD, 3);
-  return 0;
-}
-
-static void copy(const char* from, const char* to) {
-  char buf[65536];
-  int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ssize_t n;
-  if (in < 0 || out < 0) MPI_Abort(MPI_COMM_WORLD, 4);
-  while ((n = read(in, buf, sizeof buf)) > 0)
-    if (write(out, buf, (size_t)n) != n) MPI_Abort(MPI_COMM_WORLD, 4);
-  close(in);
-  close(out);
-}
+static void die(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
 int main(int argc, char** argv) {
   if (argc != 4) return 2;
@@ -51,12 +32,12 @@ int main(int argc, char** argv) {
   snprintf(first, sizeof first, "%s.1", path);
   for (long i = 0; i < n1; ++i) leaf(i);
   kill(getpid(), SIGUSR1);
-  const ino_t one = wait_for_new(path, 0);
-  copy(path, first);
+  const ino_t one = wait_for_new(path, 0, die);
+  copy(path, first, die);
   MPI_Barrier(MPI_COMM_WORLD);
   for (long i = 0; i < n2; ++i) leaf(i);
   kill(getpid(), SIGUSR1);
-  wait_for_new(path, one);
+  wait_for_new(path, one, die);
   MPI_Barrier(MPI_COMM_WORLD);
   printf("rank %d: calls %ld then %ld\n", rank, n1, n1 + n2);
   fflush(stdout);
