@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // ChunkPool implementation: a Treiber stack over chunk indices plus a bump index for chunks
-// never used, so untouched memory is never faulted in.
+// never used, so untouched memory is never faulted in. The stack's links live in an array of
+// their own, never in the chunks: a pop that loses its race reads a link while the chunk itself
+// already belongs to another thread, which writes it (a data race if the link were in the chunk).
 #include "measurement/memory/pool.hpp"
 
 #include <sys/mman.h>
+
+#include <new>
 
 namespace prof {
 
@@ -15,6 +19,11 @@ bool ChunkPool::init(std::size_t total_bytes, std::size_t chunk_bytes) {
   chunk_bytes_ = chunk_bytes;
   count_ = total_bytes / chunk_bytes;
   if (count_ == 0) return false;
+  next_.reset(new (std::nothrow) std::atomic<std::uint32_t>[count_]);
+  if (!next_) {
+    count_ = 0;
+    return false;
+  }
   std::size_t bytes = count_ * chunk_bytes;
   // Aligned to 2 MiB and marked for transparent huge pages: the first write to fresh buffer
   // memory then faults once per 2 MiB instead of once per 4 KiB, which otherwise costs the
@@ -38,9 +47,9 @@ void* ChunkPool::acquire() noexcept {
   while (head & 0xffffffffu) {
     std::size_t idx = (head & 0xffffffffu) - 1;
     char* c = base_ + idx * chunk_bytes_;
-    // The next link lives in the first word of a free chunk. A racing pop may have handed
-    // the chunk out already; the tag makes our CAS fail in that case.
-    std::uint32_t next = reinterpret_cast<std::atomic<std::uint32_t>*>(c)->load(std::memory_order_relaxed);
+    // A racing pop may have handed the chunk out already (and a release pushed it again with
+    // another link); the tag makes our CAS fail in that case.
+    std::uint32_t next = next_[idx].load(std::memory_order_relaxed);
     std::uint64_t desired = (((head >> 32) + 1) << 32) | next;
     if (free_head_.compare_exchange_weak(head, desired, std::memory_order_acq_rel, std::memory_order_acquire)) {
       chunk = c;
@@ -69,8 +78,7 @@ void ChunkPool::release(void* chunk, bool to_system) noexcept {
   in_use_.fetch_sub(1, std::memory_order_relaxed);
   std::uint64_t head = free_head_.load(std::memory_order_relaxed);
   do {
-    reinterpret_cast<std::atomic<std::uint32_t>*>(c)->store(static_cast<std::uint32_t>(head & 0xffffffffu),
-                                                            std::memory_order_relaxed);
+    next_[idx1 - 1].store(static_cast<std::uint32_t>(head & 0xffffffffu), std::memory_order_relaxed);
   } while (!free_head_.compare_exchange_weak(head, (((head >> 32) + 1) << 32) | idx1, std::memory_order_release,
                                              std::memory_order_relaxed));
 }
@@ -78,11 +86,8 @@ void ChunkPool::release(void* chunk, bool to_system) noexcept {
 void ChunkPool::trim() noexcept {
   std::uint64_t head = free_head_.load(std::memory_order_acquire);
   for (std::uint32_t i1 = head & 0xffffffffu; i1;) {
-    char* c = base_ + (i1 - 1) * chunk_bytes_;
-    std::uint32_t next = reinterpret_cast<std::atomic<std::uint32_t>*>(c)->load(std::memory_order_relaxed);
-    // Keep the first page: it holds the free-list link.
-    if (chunk_bytes_ > 4096) ::madvise(c + 4096, chunk_bytes_ - 4096, MADV_DONTNEED);
-    i1 = next;
+    ::madvise(base_ + (i1 - 1) * chunk_bytes_, chunk_bytes_, MADV_DONTNEED);
+    i1 = next_[i1 - 1].load(std::memory_order_relaxed);
   }
 }
 

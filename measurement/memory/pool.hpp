@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 namespace prof {
 
@@ -47,7 +48,9 @@ class ChunkPool {
   std::size_t chunk_bytes_ = 0;
   std::size_t count_ = 0;
   std::size_t mapped_bytes_ = 0;
-  // Free list head: (tag << 32) | (index + 1), 0 = empty; the tag defeats ABA.
+  // Free list head: (tag << 32) | (index + 1), 0 = empty; the tag defeats ABA. next_[i]: the
+  // link of free chunk i (index + 1 of the next one, 0 = none).
+  std::unique_ptr<std::atomic<std::uint32_t>[]> next_;
   std::atomic<std::uint64_t> free_head_{0};
   std::atomic<std::size_t> fresh_{0};  // chunks [fresh_, count_) were never handed out
   std::atomic<std::size_t> in_use_{0};
