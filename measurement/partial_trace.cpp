@@ -140,7 +140,21 @@ bool save_and_merge(otf2w::TraceWriter& writer, const std::string& dir, std::uin
     }
     ::closedir(d);
   }
-  std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.rank < b.rank; });
+  // In the order of earlier merges, then the new parts by rank: the global ids of what was merged
+  // before stay as they were (unification numbers new keys after the known ones), so each
+  // location's mapping tables, renamed into place before traces.def, still fit the previous
+  // traces.def until the new one replaces it.
+  const std::string order_file = parts_dir + "/order";
+  std::vector<std::uint32_t> order;
+  {
+    std::ifstream f(order_file);
+    for (std::uint32_t r; f >> r;) order.push_back(r);
+  }
+  const auto position = [&](std::uint32_t r) {
+    const auto it = std::find(order.begin(), order.end(), r);
+    return it == order.end() ? order.size() + r : static_cast<std::size_t>(it - order.begin());
+  };
+  std::sort(parts.begin(), parts.end(), [&](const Part& a, const Part& b) { return position(a.rank) < position(b.rank); });
   std::vector<std::vector<char>> defs;
   for (const Part& p : parts) defs.push_back(p.defs);
   unify::Result merged;
@@ -170,7 +184,13 @@ bool save_and_merge(otf2w::TraceWriter& writer, const std::string& dir, std::uin
       locals.push_back(std::move(l));
       ranks->push_back(parts[i].rank);
     }
+    std::sort(ranks->begin(), ranks->end());
     ok = writer.write_merged(g, locals, error);
+    if (ok) {
+      std::string text;
+      for (const Part& p : parts) text += std::to_string(p.rank) + "\n";
+      write_file(order_file, std::vector<char>(text.begin(), text.end()));
+    }
   }
   ::flock(fd, LOCK_UN);
   ::close(fd);

@@ -383,6 +383,24 @@ TEST_CASE("merge_parts: the parts of some ranks unify as those ranks would, the 
   }
   CHECK(g.start == start);
   CHECK(g.end == end);
+  // Prefix-stable: merging one more part after the same ones keeps every global id given before
+  // (partial_trace relies on it: mapping tables renamed into place fit the previous traces.def).
+  {
+    Input more = make_input(1, n);
+    std::vector<std::vector<char>> longer = parts;
+    longer.push_back(prof::unify::encode_part(more.self, more.regions, more.comms, 1));
+    Result g2;
+    std::vector<Result> maps2;
+    REQUIRE(prof::unify::merge_parts(longer, n, &g2, &maps2, &error));
+    REQUIRE(g2.regions.size() == g.regions.size() + 1);  // rank 1's own region
+    for (std::size_t k = 0; k < g.regions.size(); ++k) CHECK(describe(g2.regions[k]) == describe(g.regions[k]));
+    REQUIRE(g2.comms.size() >= g.comms.size());
+    for (std::size_t k = 0; k < g.comms.size(); ++k) CHECK(describe(g2.comms[k]) == describe(g.comms[k]));
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      CHECK(maps2[i].region_map == maps[i].region_map);
+      CHECK(maps2[i].comm_map == maps[i].comm_map);
+    }
+  }
   // A damaged part is refused with a line, never merged.
   std::vector<std::vector<char>> cut = parts;
   cut[1].resize(cut[1].size() / 2);
