@@ -127,7 +127,7 @@ bool save_and_merge(otf2w::TraceWriter& writer, const std::string& dir, std::uin
              " s to merge the ranks' trace definitions; this rank's part is saved there";
     return false;
   }
-  // Every part saved so far, by rank.
+  // Every part saved so far (ordered below).
   std::vector<Part> parts;
   if (DIR* d = ::opendir(parts_dir.c_str())) {
     while (const struct dirent* e = ::readdir(d)) {

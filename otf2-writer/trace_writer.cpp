@@ -9,7 +9,6 @@
 
 #include <otf2/otf2.h>
 #include <dirent.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -780,9 +779,11 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   if (any_mpi) {
     std::vector<std::uint64_t> masters;
     // (thread 0 << 32) | rank; a rank without data (a merge after a failed rank): its placeholder
-    for (std::size_t r = 0; r < defs.processes.size(); ++r)
-      masters.push_back(defs.processes[r].locations.size() == 1 && defs.processes[r].locations[0].id == placeholder_location(static_cast<std::uint32_t>(r))
-                            ? placeholder_location(static_cast<std::uint32_t>(r)) : r);
+    for (std::size_t r = 0; r < defs.processes.size(); ++r) {
+      const std::uint64_t placeholder = placeholder_location(static_cast<std::uint32_t>(r));
+      const auto& locs = defs.processes[r].locations;
+      masters.push_back(!locs.empty() && locs[0].id == placeholder ? placeholder : r);
+    }
     OTF2_GlobalDefWriter_WriteGroup(g, next_group++, s_empty, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
                                     OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(masters.size()), masters.data());
     std::map<std::vector<std::uint32_t>, OTF2_GroupRef> by_members;

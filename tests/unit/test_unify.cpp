@@ -216,6 +216,30 @@ std::vector<Result> run_ranks(std::uint32_t n, std::vector<Input>& inputs) {
 
 const std::uint32_t kSizes[] = {1, 2, 3, 4, 5, 7, 8};
 
+/// Rank r's mapping tables (`mine`) send each of its local regions and communicators to a global
+/// definition (`g`) equal to it; a communicator's parent maps to its parent, which comes first.
+void check_maps(const Result& g, const Result& mine, const Input& in, std::uint32_t r) {
+  REQUIRE(mine.region_map.size() == in.regions.size());
+  for (std::size_t i = 0; i < in.regions.size(); ++i) {
+    REQUIRE(mine.region_map[i] < g.regions.size());
+    CHECK(describe(g.regions[mine.region_map[i]]) == describe(in.regions[i]));
+  }
+  REQUIRE(mine.comm_map.size() == in.comms.size());
+  for (std::size_t i = 0; i < in.comms.size(); ++i) {
+    CommDef want = in.comms[i];
+    if (want.kind == Kind::Threads) want.key_rank = r;
+    REQUIRE(mine.comm_map[i] < g.comms.size());
+    const CommDef& got = g.comms[mine.comm_map[i]];
+    CHECK(describe(got) == describe(want));
+    if (want.parent == prof::comms::kNoComm) {
+      CHECK(got.parent == prof::comms::kNoComm);
+    } else {
+      CHECK(got.parent == mine.comm_map[want.parent]);
+      CHECK(got.parent < mine.comm_map[i]);  // the parent comes first
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("unify: a single process maps its definitions to themselves") {
@@ -267,25 +291,7 @@ TEST_CASE("unify: regions and communicators of several ranks") {
     std::set<std::uint32_t> thread_comms;
     for (std::uint32_t r = 0; r < n; ++r) {
       INFO("rank " << r);
-      REQUIRE(res[r].region_map.size() == in[r].regions.size());
-      for (std::size_t i = 0; i < in[r].regions.size(); ++i) {
-        REQUIRE(res[r].region_map[i] < g.regions.size());
-        CHECK(describe(g.regions[res[r].region_map[i]]) == describe(in[r].regions[i]));
-      }
-      REQUIRE(res[r].comm_map.size() == in[r].comms.size());
-      for (std::size_t i = 0; i < in[r].comms.size(); ++i) {
-        CommDef want = in[r].comms[i];
-        if (want.kind == Kind::Threads) want.key_rank = r;
-        REQUIRE(res[r].comm_map[i] < g.comms.size());
-        const CommDef& got = g.comms[res[r].comm_map[i]];
-        CHECK(describe(got) == describe(want));
-        if (want.parent == prof::comms::kNoComm) {
-          CHECK(got.parent == prof::comms::kNoComm);
-        } else {
-          CHECK(got.parent == res[r].comm_map[want.parent]);
-          CHECK(got.parent < res[r].comm_map[i]);  // the parent comes first
-        }
-      }
+      check_maps(g, res[r], in[r], r);
       thread_comms.insert(res[r].comm_map[0]);
     }
     CHECK(thread_comms.size() == n);
@@ -355,20 +361,7 @@ TEST_CASE("merge_parts: the parts of some ranks unify as those ranks would, the 
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::uint32_t r = present[i];
     INFO("rank " << r);
-    REQUIRE(maps[i].region_map.size() == in[i].regions.size());
-    for (std::size_t k = 0; k < in[i].regions.size(); ++k) {
-      REQUIRE(maps[i].region_map[k] < g.regions.size());
-      CHECK(describe(g.regions[maps[i].region_map[k]]) == describe(in[i].regions[k]));
-    }
-    REQUIRE(maps[i].comm_map.size() == in[i].comms.size());
-    for (std::size_t k = 0; k < in[i].comms.size(); ++k) {
-      CommDef want = in[i].comms[k];
-      if (want.kind == Kind::Threads) want.key_rank = r;
-      REQUIRE(maps[i].comm_map[k] < g.comms.size());
-      const CommDef& got = g.comms[maps[i].comm_map[k]];
-      CHECK(describe(got) == describe(want));
-      if (want.parent != prof::comms::kNoComm) CHECK(got.parent == maps[i].comm_map[want.parent]);
-    }
+    check_maps(g, maps[i], in[i], r);
     CHECK(describe(g.processes[r]) == describe(in[i].self));
   }
   REQUIRE(g.processes.size() == n);
