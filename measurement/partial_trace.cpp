@@ -3,12 +3,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -25,6 +27,7 @@ namespace {
 
 constexpr std::uint32_t kMagic = 0x50525431;  // "PRT1"
 constexpr int kLockSeconds = 20;              // another process merging: at most this long
+constexpr const char* kParts = "prof-parts";  // in the experiment: the parts, the merges (write_merged)
 
 struct Part {
   std::uint32_t rank = 0, size = 0;
@@ -89,7 +92,52 @@ int lock(const std::string& path) {
   return -1;
 }
 
+std::string host_name() {
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+std::string writing_marker(const std::string& dir, std::uint32_t rank) {
+  return dir + "/" + kParts + "/writing.rank" + std::to_string(rank);
+}
+
 }  // namespace
+
+void announce_writing(const std::string& dir, std::uint32_t rank) {
+  ::mkdir((dir + "/" + kParts).c_str(), 0755);
+  const std::string text = host_name() + "\n" + std::to_string(::getpid()) + "\n";
+  write_file(writing_marker(dir, rank), std::vector<char>(text.begin(), text.end()));
+}
+
+std::vector<std::uint32_t> finish_writing(const std::string& dir, std::uint32_t rank, int max_seconds) {
+  ::unlink(writing_marker(dir, rank).c_str());
+  const std::string parts_dir = dir + "/" + kParts, host = host_name();
+  std::vector<std::uint32_t> waited;
+  for (int i = 0; i < max_seconds * 100; ++i) {
+    std::vector<std::uint32_t> writing;
+    if (DIR* d = ::opendir(parts_dir.c_str())) {
+      while (const struct dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.rfind("writing.rank", 0) != 0 || name.find(".tmp") != std::string::npos) continue;
+        std::ifstream f(parts_dir + "/" + name);
+        std::string their_host;
+        long pid = 0;
+        if (!(f >> their_host >> pid) || their_host != host || pid <= 0 || pid == ::getpid()) continue;
+        if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)
+          writing.push_back(static_cast<std::uint32_t>(std::strtoul(name.c_str() + 12, nullptr, 10)));
+      }
+      ::closedir(d);
+    }
+    if (writing.empty()) break;
+    for (std::uint32_t r : writing)
+      if (std::find(waited.begin(), waited.end(), r) == waited.end()) waited.push_back(r);
+    struct timespec ts = {0, 10000000};
+    ::nanosleep(&ts, nullptr);
+  }
+  std::sort(waited.begin(), waited.end());
+  return waited;
+}
 
 std::string describe_ranks(const std::vector<std::uint32_t>& ranks, std::uint32_t size) {
   std::string s;
@@ -108,7 +156,7 @@ bool save_and_merge(otf2w::TraceWriter& writer, const std::string& dir, std::uin
                     const char* paradigm, const unify::ProcessPart& self, const std::vector<std::uint64_t>& locations,
                     const std::vector<std::pair<std::uint64_t, std::int64_t>>& offsets, std::vector<std::uint32_t>* ranks,
                     std::string* error) {
-  const std::string parts_dir = dir + "/prof-parts";
+  const std::string parts_dir = dir + "/" + kParts;
   ::mkdir(parts_dir.c_str(), 0755);
   Part mine;
   mine.rank = rank;
@@ -185,7 +233,7 @@ bool save_and_merge(otf2w::TraceWriter& writer, const std::string& dir, std::uin
       ranks->push_back(parts[i].rank);
     }
     std::sort(ranks->begin(), ranks->end());
-    ok = writer.write_merged(g, locals, error);
+    ok = writer.write_merged(g, locals, kParts, error);
     if (ok) {
       std::string text;
       for (const Part& p : parts) text += std::to_string(p.rank) + "\n";

@@ -28,6 +28,16 @@ bool save_and_merge(otf2w::TraceWriter& writer, const std::string& dir, std::uin
                     const std::vector<std::pair<std::uint64_t, std::int64_t>>& offsets, std::vector<std::uint32_t>* ranks,
                     std::string* error);
 
+/// mpirun kills the job's other processes soon after the first one that it stopped ends (Open
+/// MPI: tens of milliseconds, not its odls_base_sigkill_timeout), which cut the write-out of the
+/// ranks still writing, or still waiting for the merge lock, in about half of the runs of a
+/// 3-rank job on 2 cores. So each process of a failed job announces its write-out
+/// (`<dir>/prof-parts/writing.rank<r>`: host and pid) and, when done, stays until the processes
+/// of its host that announced theirs are done or gone, at most `max_seconds`.
+void announce_writing(const std::string& dir, std::uint32_t rank);
+/// Ends this process's announcement and waits as above; returns the ranks it waited for.
+std::vector<std::uint32_t> finish_writing(const std::string& dir, std::uint32_t rank, int max_seconds);
+
 /// "0-2,5 of 8" for the ranks in a message.
 std::string describe_ranks(const std::vector<std::uint32_t>& ranks, std::uint32_t size);
 

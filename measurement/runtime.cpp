@@ -119,6 +119,7 @@ bool g_checkpoint_child = false;             // this process is a checkpoint's c
 std::atomic<bool> g_checkpoint_running{false};  // a checkpoint is being written: finalize waits for it
 std::atomic<std::size_t> g_sample_chunks{0};  // pool chunks holding samples kept without a trace
 std::atomic<int> g_pending_signal{0};      // a stop signal that came during the write-out
+std::atomic<int> g_stop_signal{0};         // the signal handed to the signal writer: the process ends by it
 
 void release_chunk(void* c) { g_state->events.release(c); }
 // For buffers that are done for good: the memory goes back to the system too.
@@ -537,6 +538,9 @@ void atfork_child() {
 // installs later replace ours. Without the writer thread (it could not be created), the handler
 // writes the data itself, as before.
 constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+// A failed job: how long a process that has written its data waits for those of its host that
+// still write (partial_trace::finish_writing); the watchdog alarms (30 s) stay above it.
+constexpr int kStayForOthersSeconds = 10;
 constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2};
 
 bool is_fault(int sig) {
@@ -649,6 +653,7 @@ void on_fatal_signal(int sig) {
   if (taken.exchange(1) == 0) {
     if (g_writer_running.load()) {
       if (fault) ::alarm(30);
+      g_stop_signal.store(sig);
       const ssize_t w = ::write(g_writer_pipe[1], &sig, sizeof sig);
       if (w == static_cast<ssize_t>(sizeof sig)) {
         if (!fault) {
@@ -1702,7 +1707,12 @@ void finalize(int exit_status) {
     // Another thread writes (the signal writer, or a thread that called exit): the process must
     // not end before that is done. Its own later calls (the exit handler after a signal's
     // write-out) return at once.
-    if (static_cast<pid_t>(::gettid()) != g_finalize_tid.load()) wait_for_write_out();
+    if (static_cast<pid_t>(::gettid()) != g_finalize_tid.load()) {
+      wait_for_write_out();
+      // The program was stopped by a signal: it ends by that signal, not with the exit status
+      // of the thread that got here (main returning while mpirun's SIGTERM was written out).
+      if (const int sig = g_stop_signal.load()) die_by(sig);
+    }
     return;
   }
   g_finalize_tid.store(static_cast<pid_t>(::gettid()));
@@ -1721,6 +1731,13 @@ void finalize(int exit_status) {
   if (const char* w = timer::finalize()) log::warning("%s", w);
   const Timestamp last = timer::now();
   const bool together = meet_other_processes(*s);
+  // A failed job: mpirun ends the others soon after this process ends (partial_trace).
+  std::string announced;
+  if (!together) {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (s->is_ready) announced = experiment_dir::io_path(s->claim);
+  }
+  if (!announced.empty()) partial_trace::announce_writing(announced, s->rank);
   const ClockOffsets offsets = final_clock_offsets(*s, together, last);
   // The profile first: it is small and quick, so a full disk or mpirun's kill after a failed
   // rank, which may cut the trace's write short, leaves it whole.
@@ -1731,10 +1748,18 @@ void finalize(int exit_status) {
   if (config::g_values.enable_tracing) write_trace(*s, locs, together, offsets, last);
   report_profile_limits(*s, locs);
   report_end_of_run(*s, locs, counts);
+  if (!announced.empty()) {
+    const std::vector<std::uint32_t> waited = partial_trace::finish_writing(announced, s->rank, kStayForOthersSeconds);
+    if (!waited.empty())
+      log::info(1, "stayed until rank(s) %s of this host had written their data (mpirun stops them soon after one ends)",
+                partial_trace::describe_ranks(waited, s->mpp->size()).c_str());
+  }
   if (self) self->busy = false;
   errno = saved;
   g_finalize_done.store(true);
   if (const int sig = g_pending_signal.exchange(0)) die_by(sig);  // stopped during the write-out: now
+  // A thread that called exit got here before the signal writer: the signal still ends the process.
+  if (const int sig = g_stop_signal.load()) die_by(sig);
 }
 
 }  // namespace prof::runtime

@@ -9,6 +9,7 @@
 
 #include <otf2/otf2.h>
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -162,6 +164,7 @@ struct TraceWriter::Impl {
   bool failure_taken = false;  // take_failure() gave the line
   OTF2_ErrorCode failure_code = OTF2_SUCCESS;
   std::string failure_detail;  // OTF2's message of the first error
+  std::function<void(const std::string&)> merge_step;  // TraceWriter::on_merge_step
   bool warned = false;         // an OTF2 warning was shown (one line per writer)
 
   static OTF2_ErrorCode on_error(void* data, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char* fmt,
@@ -899,12 +902,50 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
   return false;
 }
 
-bool TraceWriter::write_merged(const Definitions& global, const std::vector<LocalDefs>& locals, std::string* error) {
+namespace {
+
+/// Removes a merge's folder (its anchor and global definitions; anything else it may hold after
+/// a kill) without following links.
+void remove_merge_dir(const std::string& path) {
+  for (const std::string& sub : {path + "/traces", path})
+    if (DIR* d = ::opendir(sub.c_str())) {
+      while (const struct dirent* e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) ::unlink((sub + "/" + e->d_name).c_str());
+      ::closedir(d);
+    }
+  ::rmdir((path + "/traces").c_str());
+  ::rmdir(path.c_str());
+}
+
+/// Where the link `path` points; "" when it is none.
+std::string read_link(const std::string& path) {
+  char buf[4096];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+/// `path` as a link to `target`, replacing what is there in one rename.
+bool replace_with_link(const std::string& target, const std::string& path) {
+  if (read_link(path) == target) return true;
+  const std::string tmp = path + ".link-" + std::to_string(::getpid());
+  ::unlink(tmp.c_str());
+  return ::symlink(target.c_str(), tmp.c_str()) == 0 && ::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+void TraceWriter::on_merge_step(std::function<void(const std::string&)> observer) { impl_->merge_step = std::move(observer); }
+
+bool TraceWriter::write_merged(const Definitions& global, const std::vector<LocalDefs>& locals, const std::string& stage,
+                               std::string* error) {
   Impl& m = *impl_;
   if (!m.archive || m.failed) {
     *error = "no OTF2 archive open";
     return false;
   }
+  const auto step = [&](const char* what) {
+    if (m.merge_step) m.merge_step(what);
+  };
   for (auto& [id, loc] : m.locs)
     if (loc.writer) close_location(id);
   Definitions defs = global;
@@ -917,7 +958,24 @@ bool TraceWriter::write_merged(const Definitions& global, const std::vector<Loca
     if (p.host.empty()) p.host = "unknown host";
     placeholders.push_back(id);
   }
-  const std::string tmp = m.dir + "/.merge-" + std::to_string(::getpid());
+  // The anchor and traces.def of each merge live in a folder of their own, <stage>/trace-<pid>;
+  // the archive's traces.otf2 and traces.def are links through <stage>/current, which one rename
+  // moves to the new merge. (OTF2 readers check the anchor's count of global definitions against
+  // traces.def: two files renamed one after the other would leave a window in which a kill, such
+  // as mpirun's SIGKILL after its SIGTERM, leaves an archive that otf2-print rejects.)
+  const std::string stage_dir = m.dir + "/" + stage, current = stage_dir + "/current";
+  ::mkdir(stage_dir.c_str(), 0755);
+  const std::string previous = read_link(current);
+  static unsigned merges = 0;  // a process that merges twice (checkpoints) never reuses a folder
+  const std::string name = "trace-" + std::to_string(::getpid()) + "-" + std::to_string(++merges), tmp = stage_dir + "/" + name;
+  // Merges killed before they were published (callers hold a lock: none runs now).
+  if (DIR* d = ::opendir(stage_dir.c_str())) {
+    std::vector<std::string> stale;
+    while (const struct dirent* e = ::readdir(d))
+      if (std::strncmp(e->d_name, "trace-", 6) == 0 && e->d_name != previous) stale.push_back(e->d_name);
+    ::closedir(d);
+    for (const std::string& s : stale) remove_merge_dir(stage_dir + "/" + s);
+  }
   OTF2_Archive* shared = m.archive;
   OTF2_Archive* a = OTF2_Archive_Open(tmp.c_str(), "traces", OTF2_FILEMODE_WRITE, m.stats.otf2_block_bytes, OTF2_CHUNK_SIZE_MIN,
                                       OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
@@ -946,8 +1004,10 @@ bool TraceWriter::write_merged(const Definitions& global, const std::vector<Loca
     ok = OTF2_Archive_Close(a) == OTF2_SUCCESS && ok && !m.failed;
     m.archive = shared;
   }
-  // Into place: the local definitions and the placeholders' event files, then traces.def, then
-  // the anchor.
+  step("written");
+  // Into the archive's traces/: the local definitions and the placeholders' event files. They
+  // fit the previous traces.def too: the global ids of earlier merges stay (partial_trace), and
+  // a new location's files are read only once a traces.def names it.
   const std::string from = tmp + "/traces/", to = m.dir + "/traces/";
   if (ok) {
     if (DIR* d = ::opendir(from.c_str())) {
@@ -957,29 +1017,32 @@ bool TraceWriter::write_merged(const Definitions& global, const std::vector<Loca
       }
       ::closedir(d);
     }
-    ok = ok && ::rename((tmp + "/traces.def").c_str(), (m.dir + "/traces.def").c_str()) == 0 &&
-         ::rename((tmp + "/traces.otf2").c_str(), (m.dir + "/traces.otf2").c_str()) == 0;
+    ::rmdir(from.c_str());
+    step("local definitions");
   }
-  if (ok)  // a placeholder of an earlier merge, for a rank that is here now
-    for (const auto& p : defs.processes)
+  // Published in one rename; the archive's names become links through `current` once (traces.def
+  // first: a kill in between leaves no anchor yet, or the previous one reading the same files).
+  if (ok) {
+    ok = replace_with_link(name, current);
+    step("current");
+    ok = ok && replace_with_link(stage + "/current/traces.def", m.dir + "/traces.def");
+    step("traces.def");
+    ok = ok && replace_with_link(stage + "/current/traces.otf2", m.dir + "/traces.otf2");
+    step("traces.otf2");
+  }
+  if (ok) {
+    if (!previous.empty() && previous != name) remove_merge_dir(stage_dir + "/" + previous);
+    for (const auto& p : defs.processes)  // a placeholder of an earlier merge, for a rank that is here now
       if (!p.locations.empty() && p.locations[0].id != placeholder_location(p.rank)) {
         const std::string stale = to + std::to_string(placeholder_location(p.rank));
         ::unlink((stale + ".evt").c_str());
         ::unlink((stale + ".def").c_str());
       }
-  if (!ok) {
+  } else {
     *error = "cannot write the merged trace definitions in '" + m.dir + "'" +
              (m.failed ? " (" + m.failure_detail + ")" : std::string()) + "; check free space and permissions there";
-    if (DIR* d = ::opendir(from.c_str())) {
-      while (const struct dirent* e = ::readdir(d))
-        if (e->d_name[0] != '.') ::unlink((from + e->d_name).c_str());
-      ::closedir(d);
-    }
-    ::unlink((tmp + "/traces.def").c_str());
-    ::unlink((tmp + "/traces.otf2").c_str());
+    if (read_link(current) != name) remove_merge_dir(tmp);
   }
-  ::rmdir((tmp + "/traces").c_str());
-  ::rmdir(tmp.c_str());
   return ok;
 }
 

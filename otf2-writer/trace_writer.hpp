@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -148,11 +149,18 @@ class TraceWriter {
   /// definitions of an archive of the processes that saved their parts, for the event files
   /// already in `dir/traces` (their writers closed: write_events with close, or close_location).
   /// `global`: the merged definitions (every rank of the job; a rank without locations gets an
-  /// empty placeholder_location); `locals`: the local definitions of each present process. The
-  /// files are written beside the archive and then renamed over its definitions, the anchor
-  /// last, so that a reader sees the previous merge or this one. Serial: callers hold a lock
-  /// between processes. False with a one-line error.
-  bool write_merged(const Definitions& global, const std::vector<LocalDefs>& locals, std::string* error);
+  /// empty placeholder_location); `locals`: the local definitions of each present process.
+  /// The anchor and traces.def are written into `dir/<stage>/trace-<pid>`; `dir/traces.otf2` and
+  /// `dir/traces.def` are relative links through `dir/<stage>/current`, which one rename points
+  /// at the new merge, so that a reader sees the previous merge or this one whenever the process
+  /// is killed. Local definitions go into `dir/traces` first: they must fit both (the callers
+  /// keep earlier merges' global ids). Serial: callers hold a lock between processes. False
+  /// with a one-line error.
+  bool write_merged(const Definitions& global, const std::vector<LocalDefs>& locals, const std::string& stage,
+                    std::string* error);
+  /// Tests: called after each step of write_merged ("written", "local definitions", "current",
+  /// "traces.def", "traces.otf2"), where a kill could come.
+  void on_merge_step(std::function<void(const std::string&)> observer);
 
   const WriterStats& stats() const;
   const std::string& last_error() const;

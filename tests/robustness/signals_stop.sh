@@ -8,7 +8,7 @@
 # seconds with the signal's exit status and one line, and leave a trace that otf2-print reads
 # without a complaint, with ProgramEnd carrying the signal's status, and a profile whose visits of
 # leaf() equal the trace's Enters of leaf(). The first run's trace gets the full check (otf2
-# module, otf2_check.py where present).
+# module, otf2_check.py where present). Then SIGTERM just before main returns (progs/term_then_exit.c).
 # Usage: signals_stop.sh <prof-wrap> <work> <tools> [SIGNAL...]
 source "$ROBUSTNESS_SRC/common.sh"
 skip_under_tsan "ThreadSanitizer defers an asynchronous signal to its next interceptor, which a loop of instrumented calls never reaches: the program dies by the default action before prof sees the signal"
@@ -51,4 +51,19 @@ for sig in "${signals[@]}"; do
   [ "$run" -eq 1 ] && check_trace $exp/traces.otf2
   rm -rf $exp print$run
 done
-echo "ok: ${#signals[@]} runs stopped by a signal, each with its trace and profile"
+# SIGTERM just before main returns: the exiting main thread and the signal writer race; the
+# process must still end by the signal (before the fix it often exited with status 0: a batch
+# script saw success), with its profile and one line.
+build term_exit "$ROBUSTNESS_SRC/progs/term_then_exit.c"
+for i in $(seq 1 20); do
+  set +e
+  PROF_EXPERIMENT_DIRECTORY=term$i ./term_exit >/dev/null 2>err_term
+  rc=$?
+  set -e
+  [ "$rc" -eq 143 ] || fail "SIGTERM before main returns, run $i: exit status $rc, expected 143; stderr: $(cat err_term)"
+  grep -q "^prof: error: the program was stopped by signal 15 " err_term || fail "run $i: no stop line: $(cat err_term)"
+  [ "$i" -gt 1 ] || check_profile term$i/profile.cubex --expect-region leaf
+  [ -s term$i/profile.cubex ] || fail "SIGTERM before main returns, run $i: no profile"
+  rm -rf term$i
+done
+echo "ok: ${#signals[@]} runs stopped by a signal, each with its trace and profile; 20 runs with SIGTERM just before main returns ended by it (status 143)"

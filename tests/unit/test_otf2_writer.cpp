@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -747,4 +748,98 @@ TEST_CASE("otf2 writer: a write error (a full disk) stops the trace and removes 
   CHECK_FALSE(fs::exists(dir.path + "/traces.def"));
   CHECK_FALSE(fs::exists(dir.path + "/traces"));
   CHECK_FALSE(w.is_open());
+}
+
+namespace {
+
+/// Rank `rank` of a two-rank job that failed: its own events (main, and foo on rank 0 only)
+/// written into the shared archive in `dir`, opened without collectives (join).
+void write_rank_events(otf2w::TraceWriter& w, prof::ChunkPool& blocks, const std::string& dir, std::uint32_t rank) {
+  std::string error;
+  REQUIRE(w.open(dir, &blocks, &error, nullptr, 0, true));
+  Records r;
+  r.enter(kT0 + rank, kMain);
+  if (rank == 0) {
+    r.enter(kT0 + 5, kFoo);
+    r.leave(kT0 + 6, kFoo);
+  }
+  r.leave(kT0 + 10 + rank, kMain);
+  REQUIRE(w.write_events(std::uint64_t{rank} << 32, r.buf, true));
+}
+
+/// The merged definitions of the ranks in `present` (of 2; their event counts as
+/// write_rank_events wrote them): rank 1's regions first (it merged first), then rank 0's new
+/// one, as partial_trace orders them.
+otf2w::Definitions merged_definitions(const std::vector<std::uint32_t>& present) {
+  otf2w::Definitions d;
+  d.clock.resolution = 1000000000;
+  d.clock.offset = kT0;
+  d.clock.length = 20;
+  d.machine = "test machine";
+  d.mpp_paradigm = "MPI";
+  d.regions = {region("main", "main.c", 10)};
+  for (std::uint32_t r : present)
+    if (r == 0) d.regions.push_back(region("foo", "foo.c", 5));
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    prof::unify::ProcessPart p;
+    p.rank = r;
+    p.host = "node" + std::to_string(r);
+    const std::uint64_t id = std::uint64_t{r} << 32;
+    if (std::find(present.begin(), present.end(), r) != present.end())
+      p.locations.push_back({id, "Master thread", r == 0 ? 4u : 2u, 0, ""});
+    d.processes.push_back(p);
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("otf2 writer: a merge after a failed rank is readable whenever its writer is killed", "[otf2]") {
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(4 * kBlock, kBlock));
+  std::string error;
+  // Rank 1 writes first: an archive of rank 1 and rank 0's empty placeholder.
+  otf2w::TraceWriter w1;
+  write_rank_events(w1, blocks, dir.path, 1);
+  otf2w::LocalDefs l1;
+  l1.locations = {kLoc1};
+  l1.region_map = {0, 0, 0, 0, 0};  // its local kMain (0) is global 0
+  REQUIRE(w1.write_merged(merged_definitions({1}), {l1}, "prof-parts", &error));
+  CHECK(fs::is_symlink(dir.archive()));
+  CHECK(fs::read_symlink(dir.archive()) == "prof-parts/current/traces.otf2");
+  // Rank 0 writes later, with a region rank 1 lacks: traces.def gets more definitions than the
+  // first anchor counts. A copy of the experiment after every step is what a kill would leave.
+  otf2w::TraceWriter w0;
+  write_rank_events(w0, blocks, dir.path, 0);
+  otf2w::LocalDefs l0;
+  l0.locations = {kLoc0};
+  l0.region_map = {0, 0, 1, 0, 0};  // kMain → 0, kFoo → 1
+  std::vector<std::string> steps;
+  const std::string snapshots = dir.path + "-steps";
+  w0.on_merge_step([&](const std::string& step) {
+    const std::string copy = snapshots + "/" + std::to_string(steps.size());
+    REQUIRE(run("mkdir -p '" + snapshots + "' && cp -a '" + dir.path + "' '" + copy + "'", dir.path).rc == 0);
+    steps.push_back(step);
+  });
+  REQUIRE(w0.write_merged(merged_definitions({1, 0}), {l1, l0}, "prof-parts", &error));
+  CHECK(steps == std::vector<std::string>{"written", "local definitions", "current", "traces.def", "traces.otf2"});
+  bool published = false;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    INFO("killed after the step '" << steps[i] << "'");
+    const RunResult printed = run("otf2-print '" + snapshots + "/" + std::to_string(i) + "/traces.otf2'", dir.path);
+    INFO(printed.out << printed.err);
+    CHECK(printed.rc == 0);
+    CHECK(printed.err == "");
+    // Before `current` moves: rank 1's trace; from then on both ranks'.
+    published = published || steps[i] == "current";
+    CHECK(count_events(printed.out)["ENTER"] == (published ? 3u : 1u));
+  }
+  // In the end: one merge's folder beside `current`, no placeholder left for rank 0.
+  std::size_t merges = 0;
+  for (const auto& e : fs::directory_iterator(dir.path + "/prof-parts")) merges += e.path().filename().string().rfind("trace-", 0) == 0;
+  CHECK(merges == 1);
+  CHECK_FALSE(fs::exists(dir.path + "/traces/" + std::to_string(otf2w::placeholder_location(0)) + ".evt"));
+  check_with_otf2_check(dir, "");
+  fs::remove_all(snapshots);
 }

@@ -26,6 +26,11 @@ check_merged_trace() {
   [ -e exp/traces.otf2 ] || return 0
   grep -q "trace merged without the other ranks' help: exp/traces.otf2 holds ranks" out.txt ||
     fail "traces.otf2 exists, but no rank says it merged it: the archive claims to be complete"
+  # Published in one rename (TraceWriter::write_merged): links through prof-parts/current.
+  [ "$(readlink exp/traces.otf2)" = prof-parts/current/traces.otf2 ] && [ "$(readlink exp/traces.def)" = prof-parts/current/traces.def ] ||
+    fail "the merged trace's traces.otf2 and traces.def are not links into prof-parts/current"
+  # One merge's folder, and one more only where a kill cut a merge short (the next merge removes it).
+  [ "$(ls -d exp/prof-parts/trace-* | wc -l)" -le 2 ] || fail "merges left behind: $(ls -d exp/prof-parts/trace-*)"
   /usr/bin/python3 "$tools/otf2_check.py" exp/traces.otf2 | tail -n 1 | grep -q '^otf2 ok' ||
     fail "otf2_check.py rejects the merged trace: $(/usr/bin/python3 "$tools/otf2_check.py" exp/traces.otf2 | tail -n 3)"
   otf2-print exp/traces.otf2 >print.txt 2>print.err || fail "otf2-print cannot read the merged trace"
