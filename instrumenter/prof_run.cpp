@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// prof-run [options] [--] <program> [args...]: measures a dynamically linked program that was not
+// built with prof-wrap. It preloads libprof_run.so (the adapter list and the start before main,
+// run_preload.cpp), libprof.so (pthreads, the measurement core) and, for an MPI program,
+// libprof_mpi.so (PMPI interposition: it must come before libmpi, so it is chosen here, before the
+// program starts: when the program or a library it needs links libmpi, or with --mpi, e.g. for
+// Python with mpi4py, which loads MPI later). Without compiler hooks the program's own code is
+// seen through call-stack sampling, on by default. Then it execs the program: same process, same
+// environment variables, same experiment directory and outputs as a prof-wrap'd program.
+#include <elf.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "command_line.hpp"
+#include "install_layout.hpp"
+
+namespace {
+
+using prof::wrap::WrapError;
+
+void print_usage(FILE* to) {
+  std::fputs(
+      "Usage: prof-run [options] [--] <program> [args...]\n"
+      "Measures a dynamically linked program that was not built with prof-wrap (prof's\n"
+      "PROF_* variables apply as to a prof-wrap'd program).\n"
+      "  --mpi          record MPI calls (default: when the program links libmpi; give it for\n"
+      "                 programs that load MPI later, e.g. python3 with mpi4py)\n"
+      "  --nompi        do not record MPI calls\n"
+      "  --nosampling   no call-stack sampling (default: on, perf_cpu_clock@1000000, 1 kHz of\n"
+      "                 CPU time, or timer@1000 where perf events are not permitted)\n"
+      "  --sampling=E   PROF_SAMPLING_EVENTS=E for this run (a PROF_SAMPLING_EVENTS already set\n"
+      "                 is kept as it is)\n"
+      "  -v, --verbose  PROF_VERBOSE=1: one line says which adapters are on and why\n"
+      "  -h, --help     this text\n"
+      "Only the program itself is measured: programs it starts run without prof; a fork's\n"
+      "child writes nothing.\n",
+      to);
+}
+
+/// `name` as execvp would find it.
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t at = 0; at <= dirs.size();) {
+    std::size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = end > at ? dirs.substr(at, end - at) : ".";
+    const std::string p = dir + "/" + name;
+    if (::access(p.c_str(), X_OK) == 0) return p;
+    at = end + 1;
+  }
+  return "";
+}
+
+/// The interpreter of a "#!" script, or "" for other files.
+std::string script_interpreter(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  if (!std::getline(f, line) || line.rfind("#!", 0) != 0) return "";
+  std::size_t at = line.find_first_not_of(" \t", 2);
+  if (at == std::string::npos) return "";
+  std::size_t end = line.find_first_of(" \t", at);
+  std::string interp = line.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  // "#!/usr/bin/env python3": the program env runs.
+  if (interp.size() >= 4 && interp.compare(interp.size() - 4, 4, "/env") == 0 && end != std::string::npos) {
+    std::size_t a = line.find_first_not_of(" \t", end);
+    if (a != std::string::npos) {
+      std::size_t e = line.find_first_of(" \t", a);
+      interp = find_program(line.substr(a, e == std::string::npos ? std::string::npos : e - a));
+    }
+  }
+  return interp;
+}
+
+/// Whether `path` is an ELF program that names a dynamic loader (PT_INTERP): only those take
+/// LD_PRELOAD, and only those may be started with LD_TRACE_LOADED_OBJECTS (a static program
+/// would run for real).
+bool has_dynamic_loader(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  Elf64_Ehdr eh;
+  if (!f.read(reinterpret_cast<char*>(&eh), sizeof eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+    return false;
+  for (unsigned k = 0; k < eh.e_phnum; ++k) {
+    Elf64_Phdr ph;
+    f.seekg(static_cast<std::streamoff>(eh.e_phoff + k * sizeof ph));
+    if (!f.read(reinterpret_cast<char*>(&ph), sizeof ph)) return false;
+    if (ph.p_type == PT_INTERP) return true;
+  }
+  return false;
+}
+
+/// The dynamic loader's list of the libraries `program` loads at start ("" and `*dynamic` false
+/// for a static or unreadable executable).
+std::string loaded_libraries(const std::string& program, bool* dynamic) {
+  int fds[2];
+  *dynamic = false;
+  if (!has_dynamic_loader(program) || ::pipe(fds) != 0) return "";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, 2);
+    ::close(fds[0]);
+    ::setenv("LD_TRACE_LOADED_OBJECTS", "1", 1);  // what ldd does, without running the program
+    ::unsetenv("LD_PRELOAD");
+    ::execl(program.c_str(), program.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
+    if (n > 0) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  if (pid > 0) ::waitpid(pid, &status, 0);
+  *dynamic = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return out;
+}
+
+/// The first library of `libs` whose name starts with one of `prefixes`, or "".
+std::string needs(const std::string& libs, std::initializer_list<const char*> prefixes) {
+  std::size_t at = 0;
+  while (at < libs.size()) {
+    std::size_t end = libs.find('\n', at);
+    if (end == std::string::npos) end = libs.size();
+    std::string line = libs.substr(at, end - at);
+    const std::size_t b = line.find_first_not_of(" \t");
+    if (b != std::string::npos) {
+      line = line.substr(b, line.find_first_of(" \t", b) - b);
+      const std::string base = line.substr(line.find_last_of('/') + 1);
+      for (const char* p : prefixes)
+        if (base.rfind(p, 0) == 0) return base;
+    }
+    at = end + 1;
+  }
+  return "";
+}
+
+/// Whether this process may open a software CPU clock perf event (perf_event_paranoid, seccomp).
+bool perf_clock_permitted() {
+  struct perf_event_attr a;
+  std::memset(&a, 0, sizeof a);
+  a.size = sizeof a;
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_CPU_CLOCK;
+  a.disabled = 1;
+  a.exclude_kernel = 1;
+  a.exclude_hv = 1;
+  const long fd = ::syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+  if (fd < 0) return false;
+  ::close(static_cast<int>(fd));
+  return true;
+}
+
+bool is_rank_zero() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (const char* r = std::getenv(v)) return std::strcmp(r, "0") == 0;
+  return true;
+}
+
+int run(int argc, char** argv) {
+  int mpi = -1;  // -1: as the program's libraries say
+  bool sampling = true, verbose = false;
+  std::string sampling_events;
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;
+    if (a == "--mpi") mpi = 1;
+    else if (a == "--nompi") mpi = 0;
+    else if (a == "--nosampling") sampling = false;
+    else if (a.rfind("--sampling=", 0) == 0) sampling_events = a.substr(11);
+    else if (a == "-v" || a == "--verbose") verbose = true;
+    else if (a == "-h" || a == "--help") {
+      print_usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "prof-run: error: unknown option '%s'; see prof-run --help\n", a.c_str());
+      return 2;
+    }
+  }
+  if (i >= argc) {
+    std::fprintf(stderr, "prof-run: error: no program to run; e.g. prof-run ./app, prof-run python3 train.py\n");
+    print_usage(stderr);
+    return 2;
+  }
+  const std::string program = find_program(argv[i]);
+  if (program.empty() || ::access(program.c_str(), X_OK) != 0)
+    throw WrapError("cannot run '" + std::string(argv[i]) + "': " +
+                    (program.empty() ? "not found in PATH" : std::string(std::strerror(errno))) + "; give its path");
+  const prof::wrap::Layout layout = prof::wrap::layout_for_executable(prof::wrap::self_executable());
+  const std::string run_lib = layout.lib_dir() + "/libprof_run.so", mpi_lib = layout.lib_dir() + "/libprof_mpi.so";
+  for (const std::string& f : {run_lib, layout.libprof()})
+    if (::access(f.c_str(), R_OK) != 0) throw WrapError("prof's library '" + f + "' is missing; reinstall prof");
+
+  // What the program loads at start: that of its interpreter for a script.
+  const std::string interp = script_interpreter(program);
+  const std::string binary = interp.empty() ? program : interp;
+  bool dynamic = false;
+  const std::string libs = loaded_libraries(binary, &dynamic);
+  if (!dynamic)
+    throw WrapError("'" + binary + "' is not a dynamically linked program (or cannot run here): prof-run measures " +
+                    "programs through the dynamic loader; build a static one with prof-wrap instead");
+
+  std::vector<std::string> preload = {run_lib, layout.libprof()};
+  std::string adapters = "pthread (always)";
+  const std::string libmpi = needs(libs, {"libmpi.so", "libmpich.so", "libmpi_"});
+  if (mpi == 1 || (mpi == -1 && !libmpi.empty())) {
+    if (::access(mpi_lib.c_str(), R_OK) != 0)
+      throw WrapError("MPI is asked for, but prof was built without its MPI adapter ('" + mpi_lib +
+                      "' is missing); install libopenmpi-dev and rebuild prof, or run with --nompi");
+    preload.push_back(mpi_lib);
+    adapters += mpi == 1 ? ", mpi (--mpi)" : ", mpi (the program loads " + libmpi + "; --nompi turns it off)";
+  } else {
+    adapters += mpi == 0 ? "; not mpi (--nompi)" : "; not mpi (no libmpi at start; --mpi for programs that load it later)";
+  }
+  const std::string libcuda = needs(libs, {"libcudart.so", "libcuda.so"});
+  if (!libcuda.empty())
+    std::fprintf(stderr, "prof-run: note: the program loads %s; prof-run does not record CUDA yet: build the program with "
+                         "prof-wrap nvcc to see its kernels and copies\n", libcuda.c_str());
+
+  std::string sampling_line;
+  if (const char* given = std::getenv("PROF_SAMPLING_EVENTS"); given && sampling_events.empty())
+    sampling_line = std::string(*given ? "as PROF_SAMPLING_EVENTS=" : "off (PROF_SAMPLING_EVENTS is empty)") + given;
+  else if (!sampling)
+    sampling_line = "off (--nosampling)";
+  else {
+    if (sampling_events.empty()) sampling_events = perf_clock_permitted() ? "perf_cpu_clock@1000000" : "timer@1000";
+    ::setenv("PROF_SAMPLING_EVENTS", sampling_events.c_str(), 1);
+    sampling_line = sampling_events + (sampling_events == "perf_cpu_clock@1000000" ? " (1 kHz of each thread's CPU time)"
+                                       : sampling_events == "timer@1000"          ? " (1 kHz of each thread's CPU time; perf events are not permitted here)"
+                                                                                  : "") +
+                    "; --nosampling turns it off";
+  }
+  if (verbose) ::setenv("PROF_VERBOSE", "1", 0);
+  const char* v = std::getenv("PROF_VERBOSE");
+  if (v && std::strtol(v, nullptr, 10) >= 1 && is_rank_zero())
+    std::fprintf(stderr, "prof: prof-run: adapters: %s; sampling: %s\n", adapters.c_str(), sampling_line.c_str());
+
+  std::string ours, all;
+  for (const std::string& p : preload) ours += (ours.empty() ? "" : ":") + p;
+  all = ours;
+  if (const char* old = std::getenv("LD_PRELOAD"); old && *old) all += std::string(":") + old;
+  ::setenv("LD_PRELOAD", all.c_str(), 1);
+  ::setenv("PROFRUN_PRELOAD", ours.c_str(), 1);
+  ::setenv("PROFRUN_PID", std::to_string(::getpid()).c_str(), 1);
+  ::execv(program.c_str(), argv + i);
+  throw WrapError("cannot run '" + program + "': " + std::strerror(errno));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "prof-run: error: %s\n", e.what());
+    return 127;
+  }
+}
