@@ -86,6 +86,7 @@ void gpu_activity(Location* stream, const void* path, RegionId region, Timestamp
 void ignore_threads_of(const char* prefix) { runtime::ignore_threads_of(prefix); }
 
 RegionId define_region(const regions::RegionDef& def) { return regions::define(def); }
+RegionId define_region_unless_filtered(const regions::RegionDef& def) { return regions::define_unless_filtered(def); }
 comms::CommId define_comm(const comms::CommDef& def) { return comms::define(def); }
 const config::Values& values() { return config::g_values; }
 std::string effective_config() { return config::cfg_file_text(); }

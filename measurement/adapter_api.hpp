@@ -57,6 +57,9 @@ PROF_API void ignore_threads_of(const char* prefix);
 /// Adds message bytes to the profile's call path `loc` is in now (the MPI call's own path).
 PROF_API void add_bytes(Location* loc, std::uint64_t sent, std::uint64_t received);
 PROF_API RegionId define_region(const regions::RegionDef& def);
+/// define_region, or regions::kFiltered when the run-time filter (PROF_FILTERING_FILE) excludes
+/// the region's name or file.
+PROF_API RegionId define_region_unless_filtered(const regions::RegionDef& def);
 PROF_API comms::CommId define_comm(const comms::CommDef& def);
 /// The parsed configuration (valid after init()).
 PROF_API const config::Values& values();

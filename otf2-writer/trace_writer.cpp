@@ -127,6 +127,7 @@ OTF2_Paradigm otf2_paradigm(regions::Paradigm p) {
     case regions::Paradigm::Mpi: return OTF2_PARADIGM_MPI;
     case regions::Paradigm::Cuda: return OTF2_PARADIGM_CUDA;
     case regions::Paradigm::Sampling: return OTF2_PARADIGM_SAMPLING;
+    case regions::Paradigm::Python: return OTF2_PARADIGM_USER;  // OTF2 3.0 has no Python paradigm
   }
   return OTF2_PARADIGM_COMPILER;
 }

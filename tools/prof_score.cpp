@@ -195,7 +195,7 @@ static_assert(sizeof kGroupName / sizeof *kGroupName == static_cast<std::size_t>
 /// leads to a call of another paradigm.
 Group paradigm_group(const std::string& paradigm) {
   static const std::map<std::string, Group> kByParadigm = {
-      {"compiler", Group::USR},      {"user", Group::USR},       {"sampling", Group::USR},
+      {"compiler", Group::USR},      {"user", Group::USR},       {"sampling", Group::USR},      {"python", Group::USR},
       {"", Group::USR},              {"measurement", Group::PROF}, {"pthread", Group::PTHREAD}, {"mpi", Group::MPI},
       {"openmp", Group::OMP},        {"cuda", Group::CUDA},      {"shmem", Group::SHMEM},    {"opencl", Group::OPENCL},
       {"openacc", Group::OPENACC},   {"hip", Group::HIP},        {"kokkos", Group::KOKKOS},  {"io", Group::IO},

@@ -22,7 +22,7 @@ constexpr RegionId kFiltered = 0xfffffffeu;
 /// The run-time filter (PROF_FILTERING_FILE), set once at init before any event; may be null.
 void set_filter(const filter::Filter* f);
 
-enum class Paradigm : std::uint8_t { Measurement, Compiler, User, Pthread, Mpi, Cuda, Sampling };
+enum class Paradigm : std::uint8_t { Measurement, Compiler, User, Pthread, Mpi, Cuda, Sampling, Python };
 enum class Role : std::uint8_t {
   Function, Wrapper, ThreadCreate, ThreadWait, Artificial, Code,
   // MPI calls, as OTF2 classifies them (the collective roles say who sends to whom).

@@ -29,6 +29,7 @@ const char* paradigm_name(regions::Paradigm p) {
     case regions::Paradigm::Mpi: return "mpi";
     case regions::Paradigm::Cuda: return "cuda";
     case regions::Paradigm::Sampling: return "sampling";
+    case regions::Paradigm::Python: return "python";
   }
   return "unknown";
 }

@@ -46,7 +46,7 @@ if have_cubex_check; then
   tail -n 1 dump
   # Samples in lib_work on each of the 3 threads (its callers differ: main, thread_main).
   for loc in 0 1 2; do
-    awk -v loc="$loc" '$1 == "sampled_time" && $2 == "(EXCLUSIVE)" && $4 ~ /lib_work$/ && $5 == loc && $NF > 0' dump | grep -q . ||
+    awk -v loc="$loc" '$1 == "sampled_time" && $2 == "(EXCLUSIVE)" && $4 ~ /lib_work$/ && $5 == loc && $NF > 0 { found = 1 } END { exit !found }' dump ||
       fail "no sampled time in lib_work on location $loc"
   done
 fi

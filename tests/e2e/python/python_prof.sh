@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# python3 -m prof (issue 16): Python functions as regions, checked with otf2-print, the otf2
+# module and otf2_check.py (traces) and cubex_check.py (profiles), with exact counts where the
+# scripts count their own calls (EXPECT lines):
+#   calls.py  plain functions, recursion, a generator, a method, an exception through two frames,
+#             a thread, a C function, prof.region and prof.recording;
+#   coro.py   asyncio coroutines (suspended frames interleave; the trace must nest);
+#   forks.py  os.fork (the child never writes), sys.exit in a thread, a script that raises;
+#   a filter  EXCLUDE of a Python name; sys.exit(3) gives status 3;
+#   ranks.py  mpi4py on 4 ranks under mpirun python3 -m prof --mpi: one trace, matched messages.
+# Usage: python_prof.sh <python> <PYTHONPATH of the package> <work dir> <source dir> <shared tools or "">
+set -euo pipefail
+py=$1 pypath=$2 work=$3 src=$4 tools=${5:-}
+source "$src/../checkers.sh"
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+for v in $(env | sed -n 's/^\(PROF_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+export PYTHONPATH=$pypath OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# enters <print file> <region>: Enter records of that region, all locations
+enters() { awk -v r="\"$2\"" '$1 == "ENTER" && index($0, r) { n++ } END { print n + 0 }' "$1"; }
+# visits <dump file> <region>: the profile's visits of call paths ending in that region, all locations
+visits() { awk -v r="$2" '$1 == "visits" && $2 == "(EXCLUSIVE)" { p = $4; if (p == r || substr(p, length(p) - length(r)) == "/" r) n += $NF } END { print n + 0 }' "$1"; }
+# expect_counts <exp> <out>: each "EXPECT region n" line of the script against the trace and profile
+expect_counts() {
+  local exp=$1 out=$2
+  otf2-print "$exp/traces.otf2" >"$exp.print" 2>"$exp.err" || fail "$exp: otf2-print failed: $(head -3 "$exp.err")"
+  [ ! -s "$exp.err" ] || fail "$exp: otf2-print complains: $(head -3 "$exp.err")"
+  have_cubex_check && { /usr/bin/python3 "$tools/cubex_check.py" "$exp/profile.cubex" --dump >"$exp.dump" || { tail -3 "$exp.dump"; fail "$exp: cubex_check.py rejects the profile"; }; }
+  while read -r _ region n; do
+    [ "$(enters "$exp.print" "$region")" -eq "$n" ] || fail "$exp: $(enters "$exp.print" "$region") Enters of $region in the trace, the script made $n calls"
+    if have_cubex_check; then
+      [ "$(visits "$exp.dump" "$region")" -eq "$n" ] || fail "$exp: $(visits "$exp.dump" "$region") visits of $region in the profile, the script made $n calls"
+    fi
+  done < <(grep '^EXPECT ' "$out")
+  echo "$exp: $(grep -c '^EXPECT ' "$out") regions with exact counts in trace and profile"
+}
+
+# 1. calls.py
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_calls "$py" -m prof "$src/calls.py" >out_calls 2>err_calls ||
+  fail "python3 -m prof calls.py failed: $(cat err_calls)"
+check_trace exp_calls/traces.otf2 --expect-locations 2
+expect_counts exp_calls out_calls
+[ "$(grep -c '^MEASUREMENT_ON_OFF' exp_calls.print)" -eq 2 ] || fail "prof.recording: not 2 MeasurementOnOff records"
+grep -q '"__main__:fib" <[0-9]*>.*' exp_calls.print || fail "no __main__:fib region"
+otf2-print -G exp_calls/traces.otf2 >calls.defs
+grep -q 'REGION .*Name: "__main__:fib".*File: ".*calls.py".*Begin: 21,' calls.defs ||
+  fail "__main__:fib's region does not carry calls.py and its first line: $(grep '__main__:fib' calls.defs | head -2)"
+[ "$(grep -c 'importlib._bootstrap' exp_calls.print)" -eq 0 ] || fail "the import machinery is in the trace"
+
+# 2. coro.py
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_coro "$py" -m prof "$src/coro.py" >out_coro 2>err_coro ||
+  fail "python3 -m prof coro.py failed: $(cat err_coro)"
+grep -q '^gathered 20$' out_coro || fail "coro.py: $(cat out_coro)"
+check_trace exp_coro/traces.otf2
+otf2-print exp_coro/traces.otf2 >coro.print 2>coro.err && [ ! -s coro.err ] || fail "otf2-print rejects the asyncio trace: $(head -3 coro.err)"
+[ "$(enters coro.print __main__:tick)" -ge 24 ] || fail "asyncio: $(enters coro.print __main__:tick) Enters of tick, expected a call per resume (at least 24)"
+have_cubex_check && /usr/bin/python3 "$tools/cubex_check.py" exp_coro/profile.cubex | tail -n 1
+
+# 3. forks.py: status 1 and the traceback; one experiment, the parent's calls only.
+set +e
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_fork "$py" -m prof "$src/forks.py" >out_fork 2>err_fork
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "forks.py: exit status $rc, expected 1 (the script raises): $(cat err_fork)"
+grep -q '^RuntimeError: the script fails on purpose$' err_fork || fail "forks.py: no traceback: $(cat err_fork)"
+[ "$(ls -d exp_fork* | wc -l)" -eq 1 ] || fail "the forked child wrote an experiment: $(ls -d exp_fork*)"
+check_trace exp_fork/traces.otf2
+expect_counts exp_fork out_fork
+
+# 4. A filter on a Python name; sys.exit(3).
+printf 'SCOREP_REGION_NAMES_BEGIN\nEXCLUDE __main__:leaf builtins:*\nSCOREP_REGION_NAMES_END\n' >py.filter
+PROF_ENABLE_TRACING=true PROF_FILTERING_FILE=py.filter PROF_EXPERIMENT_DIRECTORY=exp_filter "$py" -m prof "$src/calls.py" >out_filter 2>&1 ||
+  fail "calls.py with a filter failed: $(cat out_filter)"
+otf2-print exp_filter/traces.otf2 >filter.print
+[ "$(enters filter.print __main__:leaf)" -eq 0 ] || fail "the filter's EXCLUDE __main__:leaf did not apply"
+[ "$(awk '$1 == "ENTER" && /"builtins:/' filter.print | wc -l)" -eq 0 ] || fail "the filter's EXCLUDE builtins:* did not apply"
+[ "$(enters filter.print __main__:fib)" -eq "$(awk '$2 == "__main__:fib" { print $3 }' out_filter)" ] || fail "the filter removed __main__:fib too"
+printf 'import sys\ndef f():\n    sys.exit(3)\nf()\n' >exit3.py
+set +e
+PROF_EXPERIMENT_DIRECTORY=exp_exit3 "$py" -m prof exit3.py 2>err_exit3
+rc=$?
+set -e
+[ "$rc" -eq 3 ] || fail "sys.exit(3): exit status $rc: $(cat err_exit3)"
+[ -s exp_exit3/profile.cubex ] || fail "sys.exit(3): no profile"
+
+# 5. mpi4py on 4 ranks.
+if command -v mpirun >/dev/null 2>&1 && "$py" -c 'import mpi4py' 2>/dev/null; then
+  timeout 180 mpirun --oversubscribe -np 4 -x PYTHONPATH -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=exp_mpi \
+    "$py" -m prof --mpi "$src/ranks.py" >out_mpi 2>&1 || { tail -20 out_mpi; fail "mpirun -np 4 python3 -m prof --mpi failed"; }
+  [ "$(grep -c '^rank [0-3] value 42 total 6$' out_mpi)" -eq 4 ] || fail "ranks.py did not finish on 4 ranks: $(cat out_mpi)"
+  check_trace exp_mpi/traces.otf2 --mpi --expect-locations 4
+  otf2-print exp_mpi/traces.otf2 >mpi.print 2>mpi.err && [ ! -s mpi.err ] || fail "otf2-print rejects the mpi4py trace: $(head -3 mpi.err)"
+  [ "$(enters mpi.print __main__:exchange)" -eq 12 ] || fail "$(enters mpi.print __main__:exchange) Enters of exchange, expected 3 per rank"
+  [ "$(grep -c '^MPI_SEND .*Communicator: "MPI_COMM_WORLD"' mpi.print)" -eq 12 ] &&
+    [ "$(grep -c '^MPI_RECV .*Communicator: "MPI_COMM_WORLD"' mpi.print)" -eq 12 ] || fail "not 12 sends and receives of Sendrecv on MPI_COMM_WORLD"
+  have_cubex_check && /usr/bin/python3 "$tools/cubex_check.py" exp_mpi/profile.cubex --expect-locations 4 | tail -n 1
+  echo "mpi4py: 4 ranks, 12 Sendrecv messages matched, exchange 12 times"
+else
+  echo "mpi4py part skipped: mpirun or mpi4py (python3-mpi4py) is not there"
+fi
+echo "ok: python3 -m prof: exact calls in trace and profile, asyncio, fork, exit statuses, filters, mpi4py"

@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# mpi4py on 4 ranks: a ring of sends, a broadcast and an allreduce (buffer and object APIs).
+from mpi4py import MPI
+import array
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+
+
+def exchange(step):
+    out = array.array("d", [rank + step] * 8)
+    inp = array.array("d", [0.0] * 8)
+    comm.Sendrecv(out, dest=(rank + 1) % size, sendtag=step, recvbuf=inp, source=(rank - 1) % size, recvtag=step)
+    return inp[0]
+
+
+for step in range(3):
+    exchange(step)
+value = comm.bcast(42 if rank == 0 else None, root=0)
+total = comm.allreduce(rank)
+print("rank", rank, "value", value, "total", total)
