@@ -22,6 +22,9 @@ namespace prof::adapters {
 /// The adapters this program was linked with, nullptr-terminated. Programs linked without the
 /// generated list (LD_PRELOAD) get all adapters of libprof.
 const prof_adapter* const* linked();
+/// Appends an adapter that started after init (the CUDA adapter through CUDA_INJECTION64_PATH):
+/// its finalize then runs with the others'. False when it is in the list already (or it is full).
+bool add(const prof_adapter* adapter);
 /// The warning for a program that has an MPI library loaded (PMPI_Init resolves) but no MPI
 /// adapter in its list and no --mpp=none, on rank 0 only (as the launcher's variables say), or
 /// nullptr. Calls dlsym: at init, not from a hook.

@@ -5,9 +5,11 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <mutex>
 
 #include "measurement/compiler.hpp"
 
@@ -23,15 +25,43 @@ extern const int prof_mpi_adapter_declined __attribute__((weak));
 
 namespace prof::adapters {
 
-const prof_adapter* const* linked() {
-  if (prof_linked_adapters) return prof_linked_adapters;
-  static const prof_adapter* kAll[4] = {};
-  if (!kAll[0]) {
+namespace {
+constexpr int kMaxAdapters = 16;
+// The program's list (or libprof's own adapters), then those started later (add()); readers
+// walk it up to the first nullptr while add() may append, so each slot is written once, atomically.
+std::atomic<const prof_adapter*> g_list[kMaxAdapters + 1];
+std::once_flag g_list_once;
+std::mutex g_add_mutex;
+int g_count = 0;
+
+void fill_list() {
+  std::call_once(g_list_once, [] {
     int n = 0;
-    for (const prof_adapter* a : {&prof_adapter_compiler, &prof_adapter_user, &prof_adapter_pthread})
-      if (a) kAll[n++] = a;
-  }
-  return kAll;
+    if (prof_linked_adapters) {
+      for (const prof_adapter* const* a = prof_linked_adapters; *a && n < kMaxAdapters; ++a) g_list[n++].store(*a);
+    } else {
+      for (const prof_adapter* a : {&prof_adapter_compiler, &prof_adapter_user, &prof_adapter_pthread})
+        if (a) g_list[n++].store(a);
+    }
+    g_count = n;
+  });
+}
+}  // namespace
+
+const prof_adapter* const* linked() {
+  fill_list();
+  static_assert(sizeof(std::atomic<const prof_adapter*>) == sizeof(const prof_adapter*), "a plain pointer array");
+  return reinterpret_cast<const prof_adapter* const*>(g_list);
+}
+
+bool add(const prof_adapter* adapter) {
+  fill_list();
+  std::lock_guard<std::mutex> lock(g_add_mutex);
+  for (int i = 0; i < g_count; ++i)
+    if (g_list[i].load() == adapter) return false;
+  if (g_count >= kMaxAdapters) return false;
+  g_list[g_count++].store(adapter);
+  return true;
 }
 
 const char* missing_mpi_adapter() {

@@ -39,6 +39,9 @@ void print_usage(FILE* to) {
       "  --mpi          record MPI calls (default: when the program links libmpi; give it for\n"
       "                 programs that load MPI later, e.g. python3 with mpi4py)\n"
       "  --nompi        do not record MPI calls\n"
+      "  --nocuda       do not record CUDA and NVTX (default: recorded whenever the program\n"
+      "                 initialises CUDA, also when it loads CUDA later, as PyTorch does)\n"
+      "  --cuda         fail unless prof can record CUDA\n"
       "  --nosampling   no call-stack sampling (default: on, perf_cpu_clock@1000000, 1 kHz of\n"
       "                 CPU time, or timer@1000 where perf events are not permitted)\n"
       "  --sampling=E   PROF_SAMPLING_EVENTS=E for this run (a PROF_SAMPLING_EVENTS already set\n"
@@ -175,7 +178,8 @@ bool is_rank_zero() {
 }
 
 int run(int argc, char** argv) {
-  int mpi = -1;  // -1: as the program's libraries say
+  int mpi = -1;   // -1: as the program's libraries say
+  int cuda = -1;  // -1: whenever the program initialises CUDA
   bool sampling = true, verbose = false;
   std::string sampling_events;
   int i = 1;
@@ -188,6 +192,8 @@ int run(int argc, char** argv) {
     if (a.empty() || a[0] != '-') break;
     if (a == "--mpi") mpi = 1;
     else if (a == "--nompi") mpi = 0;
+    else if (a == "--cuda") cuda = 1;
+    else if (a == "--nocuda") cuda = 0;
     else if (a == "--nosampling") sampling = false;
     else if (a.rfind("--sampling=", 0) == 0) sampling_events = a.substr(11);
     else if (a == "-v" || a == "--verbose") verbose = true;
@@ -223,7 +229,7 @@ int run(int argc, char** argv) {
                     "programs through the dynamic loader; build a static one with prof-wrap instead");
 
   std::vector<std::string> preload = {run_lib, layout.libprof()};
-  std::string adapters = "pthread (always)";
+  std::string adapters = "pthread (always)", off;
   const std::string libmpi = needs(libs, {"libmpi.so", "libmpich.so", "libmpi_"});
   if (mpi == 1 || (mpi == -1 && !libmpi.empty())) {
     if (::access(mpi_lib.c_str(), R_OK) != 0)
@@ -232,12 +238,35 @@ int run(int argc, char** argv) {
     preload.push_back(mpi_lib);
     adapters += mpi == 1 ? ", mpi (--mpi)" : ", mpi (the program loads " + libmpi + "; --nompi turns it off)";
   } else {
-    adapters += mpi == 0 ? "; not mpi (--nompi)" : "; not mpi (no libmpi at start; --mpi for programs that load it later)";
+    off += mpi == 0 ? ", mpi (--nompi)" : ", mpi (no libmpi at start; --mpi for programs that load it later)";
   }
+  // CUDA through its injection variables: the driver loads libprof_cuda.so at cuInit (also when
+  // the program loads CUDA late, as PyTorch does), NVTX at its first call.
+  const std::string cuda_lib = layout.lib_dir() + "/libprof_cuda.so";
   const std::string libcuda = needs(libs, {"libcudart.so", "libcuda.so"});
-  if (!libcuda.empty())
-    std::fprintf(stderr, "prof-run: note: the program loads %s; prof-run does not record CUDA yet: build the program with "
-                         "prof-wrap nvcc to see its kernels and copies\n", libcuda.c_str());
+  if (cuda == 0) {
+    off += ", cuda (--nocuda)";
+  } else if (::access(cuda_lib.c_str(), R_OK) != 0) {
+    if (cuda == 1 || !libcuda.empty())
+      throw WrapError("the program " + (libcuda.empty() ? std::string("is to record CUDA (--cuda)") : "loads " + libcuda) +
+                      ", but prof was built without its CUDA adapter ('" + cuda_lib +
+                      "' is missing: no CUPTI where prof was built); rebuild prof with PROF_CUDA_ROOT set, or run with --nocuda");
+    off += ", cuda (prof was built without its CUDA adapter)";
+  } else {
+    const char* other = std::getenv("CUDA_INJECTION64_PATH");
+    if (other && *other && cuda_lib != other) {
+      std::fprintf(stderr, "prof-run: warning: CUDA_INJECTION64_PATH names another tool (%s): prof records no CUDA; unset it, "
+                           "or run with --nocuda\n", other);
+      off += ", cuda (CUDA_INJECTION64_PATH names another tool)";
+    } else {
+      ::setenv("CUDA_INJECTION64_PATH", cuda_lib.c_str(), 1);
+      const char* nvtx = std::getenv("NVTX_INJECTION64_PATH");
+      if (!nvtx || !*nvtx) ::setenv("NVTX_INJECTION64_PATH", cuda_lib.c_str(), 1);
+      ::setenv("PROFRUN_CUDA_PID", std::to_string(::getpid()).c_str(), 1);
+      adapters += libcuda.empty() ? ", cuda and nvtx (when the program initialises CUDA or calls NVTX; --nocuda turns it off)"
+                                  : ", cuda and nvtx (the program loads " + libcuda + "; --nocuda turns it off)";
+    }
+  }
 
   std::string sampling_line;
   if (const char* given = std::getenv("PROF_SAMPLING_EVENTS"); given && sampling_events.empty())
@@ -255,7 +284,8 @@ int run(int argc, char** argv) {
   if (verbose) ::setenv("PROF_VERBOSE", "1", 0);
   const char* v = std::getenv("PROF_VERBOSE");
   if (v && std::strtol(v, nullptr, 10) >= 1 && is_rank_zero())
-    std::fprintf(stderr, "prof: prof-run: adapters: %s; sampling: %s\n", adapters.c_str(), sampling_line.c_str());
+    std::fprintf(stderr, "prof: prof-run: adapters: %s%s%s; sampling: %s\n", adapters.c_str(), off.empty() ? "" : "; off: ",
+                 off.empty() ? "" : off.c_str() + 2, sampling_line.c_str());
 
   std::string ours, all;
   for (const std::string& p : preload) ours += (ours.empty() ? "" : ":") + p;

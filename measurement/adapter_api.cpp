@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "measurement/adapter_api.hpp"
 
+#include "adapters/adapter.hpp"
+
 #include <vector>
 
 #include "measurement/events.hpp"
@@ -87,6 +89,7 @@ void ignore_threads_of(const char* prefix) { runtime::ignore_threads_of(prefix);
 
 RegionId define_region(const regions::RegionDef& def) { return regions::define(def); }
 RegionId define_region_unless_filtered(const regions::RegionDef& def) { return regions::define_unless_filtered(def); }
+bool add_adapter(const prof_adapter* adapter) { return adapters::add(adapter); }
 comms::CommId define_comm(const comms::CommDef& def) { return comms::define(def); }
 const config::Values& values() { return config::g_values; }
 std::string effective_config() { return config::cfg_file_text(); }

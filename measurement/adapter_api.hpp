@@ -16,6 +16,7 @@ namespace prof {
 struct Location;
 class Mpp;
 }  // namespace prof
+extern "C" struct prof_adapter;
 
 namespace prof::api {
 
@@ -61,6 +62,8 @@ PROF_API RegionId define_region(const regions::RegionDef& def);
 /// the region's name or file.
 PROF_API RegionId define_region_unless_filtered(const regions::RegionDef& def);
 PROF_API comms::CommId define_comm(const comms::CommDef& def);
+/// An adapter that started after init (adapters::add): its finalize runs with the others'.
+PROF_API bool add_adapter(const prof_adapter* adapter);
 /// The parsed configuration (valid after init()).
 PROF_API const config::Values& values();
 /// The text of prof.cfg: every variable's effective value, one "NAME=value" line each.

@@ -17,6 +17,8 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -434,7 +436,10 @@ bool check(CUptiResult r, const char* what) {
 
 }  // namespace
 
+std::atomic<bool> g_adapter_started{false};
+
 int adapter_init() {
+  if (g_adapter_started.exchange(true)) return 0;  // from the adapter list and from an injection
   const config::Values& v = api::values();
   g_enable = v.cuda_enable;
   if (!g_enable) return 0;
@@ -518,3 +523,32 @@ void adapter_finalize() {
 
 extern "C" PROF_API const prof_adapter prof_adapter_cuda = {"cuda", &prof::cuda::adapter_init, nullptr, nullptr,
                                                             &prof::cuda::adapter_finalize};
+
+extern "C" void prof_init(void);
+
+namespace prof::cuda {
+
+bool start_by_injection(const char* variable) {
+  // A process that prof-run measures names its pid here; its children inherit the injection
+  // variables (CUDA reads them late, at cuInit) but not prof-run's measurement: they run as they
+  // would without prof.
+  if (const char* pid = std::getenv("PROFRUN_CUDA_PID"); pid && std::strtol(pid, nullptr, 10) != static_cast<long>(::getpid()))
+    return false;
+  prof_init();  // nothing when the measurement runs already (prof-run, prof-wrap); else it starts now
+  if (g_adapter_started.load()) return true;  // the program's adapter list has it (prof-wrap nvcc)
+  api::add_adapter(&prof_adapter_cuda);
+  adapter_init();
+  const std::string text = std::string("CUDA: adapter started through ") + variable + " (CUDA or NVTX loaded it)";
+  api::info(1, text.c_str());
+  return true;
+}
+
+}  // namespace prof::cuda
+
+// CUDA's injection entry point: the driver loads the library CUDA_INJECTION64_PATH names at
+// cuInit and calls this (prof-run sets the variable, so CUDA that a program loads late, e.g.
+// PyTorch through dlopen, is recorded from its first call). Non-zero: go on.
+extern "C" PROF_API int InitializeInjection(void) {
+  prof::cuda::start_by_injection("CUDA_INJECTION64_PATH");
+  return 1;
+}

@@ -278,5 +278,13 @@ void finalize() {
 
 }  // namespace prof::cuda::nvtx
 
-// NVTX's loader looks this up in the library NVTX_INJECTION64_PATH names.
-extern "C" PROF_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) { return prof::cuda::nvtx::initialize(get); }
+namespace prof::cuda {
+bool start_by_injection(const char* variable);
+}
+
+// NVTX's loader looks this up in the library NVTX_INJECTION64_PATH names. Under prof-run the
+// first NVTX call may come before CUDA's (and so before the adapter started): it starts it.
+extern "C" PROF_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
+  if (!prof::cuda::start_by_injection("NVTX_INJECTION64_PATH")) return 0;  // a child of a measured process
+  return prof::cuda::nvtx::initialize(get);
+}

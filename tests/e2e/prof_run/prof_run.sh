@@ -31,9 +31,13 @@ chmod +x child.sh
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp PROF_VERBOSE=1 "$bin/prof-run" ./app ./child.sh >out 2>err ||
   fail "prof-run ./app failed: $(cat err)"
 cat out
-grep -q '^prof: prof-run: adapters: pthread (always); not mpi (no libmpi at start; --mpi for programs that load it later); sampling: \(perf_cpu_clock@1000000\|timer@1000\) (1 kHz of each thread.s CPU time[;a-z ]*); --nosampling turns it off$' err ||
+grep -q '^prof: prof-run: adapters: pthread (always)\(, cuda and nvtx (when the program initialises CUDA or calls NVTX; --nocuda turns it off)\)\?; off: mpi (no libmpi at start; --mpi for programs that load it later)\(, cuda (prof was built without its CUDA adapter)\)\?; sampling: \(perf_cpu_clock@1000000\|timer@1000\) (1 kHz of each thread.s CPU time[;a-z ]*); --nosampling turns it off$' err ||
   fail "no prof-run line naming the adapters and the sampling: $(grep prof-run err)"
 grep -q '^child LD_PRELOAD=\[\] PROFRUN_PID=\[\]$' out || fail "the child process inherited prof-run's preload: $(grep child out)"
+# --nocuda: no CUDA injection variables for the program.
+PROF_EXPERIMENT_DIRECTORY=nocuda_exp "$bin/prof-run" --nocuda -v /usr/bin/env >env_nocuda 2>err_nocuda || fail "prof-run --nocuda env failed"
+! grep -q '^CUDA_INJECTION64_PATH=' env_nocuda || fail "--nocuda: CUDA_INJECTION64_PATH is set"
+grep -q '; off: mpi (.*), cuda (--nocuda); sampling' err_nocuda || fail "--nocuda: not in the prof-run line: $(grep prof-run err_nocuda)"
 [ "$(ls -d exp* | wc -l)" -eq 1 ] || fail "more than one experiment: $(ls -d exp*)"
 check_trace exp/traces.otf2 --expect-locations 3
 otf2-print exp/traces.otf2 >print 2>print.err || fail "otf2-print failed: $(head -3 print.err)"
@@ -85,7 +89,7 @@ if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
   mpicc -O1 -I"$src/../mpi" "$src/../mpi/ring.c" -o ring
   timeout 120 mpirun --oversubscribe -np 4 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=exp_mpi -x PROF_VERBOSE=1 \
     "$bin/prof-run" ./ring >mpi_out 2>&1 || { tail -20 mpi_out; fail "mpirun -np 4 prof-run ./ring failed"; }
-  grep -q '^prof: prof-run: adapters: pthread (always), mpi (the program loads libmpi.so[.0-9]*; --nompi turns it off); sampling: ' mpi_out ||
+  grep -q '^prof: prof-run: adapters: pthread (always), mpi (the program loads libmpi.so[.0-9]*; --nompi turns it off)[,;] ' mpi_out ||
     fail "no prof-run line naming the MPI adapter: $(grep prof-run mpi_out)"
   [ "$(grep -c '^prof: prof-run:' mpi_out)" -eq 1 ] || fail "the prof-run line is not printed once (rank 0)"
   check_trace exp_mpi/traces.otf2 --mpi --expect-locations 4
@@ -104,7 +108,7 @@ if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
   if /usr/bin/python3 -c 'import mpi4py' 2>/dev/null; then
     printf '%s\n' 'from mpi4py import MPI' 'c = MPI.COMM_WORLD' 'r = c.Get_rank()' \
       'for i in range(5):' '    if r == 0: c.send(i, dest=1, tag=i)' '    elif r == 1: c.recv(source=0, tag=i)' \
-      'print("sum", c.allreduce(r))' >m4.py
+      'import sys' 'sys.stdout.write("sum %d" % c.allreduce(r) + chr(10)); sys.stdout.flush()' >m4.py
     timeout 120 mpirun --oversubscribe -np 2 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=exp_py \
       "$bin/prof-run" --mpi /usr/bin/python3 m4.py >py_out 2>&1 || { tail -20 py_out; fail "mpirun -np 2 prof-run --mpi python3 failed"; }
     [ "$(grep -c '^sum 1$' py_out)" -eq 2 ] || fail "the mpi4py script did not finish on both ranks: $(cat py_out)"

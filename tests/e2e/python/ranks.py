@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # mpi4py on 4 ranks: a ring of sends, a broadcast and an allreduce (buffer and object APIs).
-from mpi4py import MPI
 import array
+import sys
+
+from mpi4py import MPI
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
@@ -18,4 +20,5 @@ for step in range(3):
     exchange(step)
 value = comm.bcast(42 if rank == 0 else None, root=0)
 total = comm.allreduce(rank)
-print("rank", rank, "value", value, "total", total)
+sys.stdout.write("rank %d value %s total %d\n" % (rank, value, total))  # one write: ranks share mpirun's output
+sys.stdout.flush()
