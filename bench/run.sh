@@ -572,6 +572,9 @@ fi
 # The metrics part: its own section (bench/metrics.sh).
 "$here/metrics.sh" "$build" "$doc" >&2
 
+# The Python part: its own section (bench/python.sh; nothing where the Python adapter is not built).
+"$here/python.sh" "$build" "$doc" >&2
+
 # The CUDA part: measured here when there is a GPU, else the last measurement is kept.
 if nvidia-smi -L >/dev/null 2>&1 && [[ -e $build/lib/libprof_cuda.so ]]; then
   PROF_BUILD=$build "$here/cuda.sh" >&2

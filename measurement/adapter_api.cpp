@@ -29,6 +29,7 @@ void release(Location* loc) {
 
 bool recording(const Location* loc) { return loc && g_recording && (loc->tracing || loc->profiling); }
 Timestamp now() { return timer::now(); }
+std::uint64_t ticks_per_second() { return timer::resolution(); }
 void enter(Location* loc, RegionId region) { prof::enter(loc, region, 0); }
 void leave(Location* loc, RegionId region) { prof::leave(loc, region, 0); }
 

@@ -28,6 +28,8 @@ PROF_API void release(Location* loc);
 /// Whether `loc` records now (recording on, tracing or profiling).
 PROF_API bool recording(const Location* loc);
 PROF_API Timestamp now();
+/// Timer ticks per second (now()'s unit).
+PROF_API std::uint64_t ticks_per_second();
 PROF_API void enter(Location* loc, RegionId region);
 PROF_API void leave(Location* loc, RegionId region);
 /// A trace record with payload slots (see record.hpp); nothing when `loc` does not trace. False

@@ -138,8 +138,15 @@ struct Item {
 
 struct Stream {
   Location* loc = nullptr;
-  std::uint64_t last = 0;  // the end of the last item written
+  std::uint64_t last = 0;     // the end of the last item written
+  std::vector<Item> pending;  // held back until no earlier record of the stream can still come
 };
+// CUPTI fills one buffer per host thread and hands each over when it is full or at the flush
+// period (100 ms): a stream fed by several threads (PyTorch's autograd thread and the main
+// thread) gets its records out of time order across buffers. Each stream's records wait here
+// for this long (prof's clock: completed GPU work older than this has been handed over), then go
+// out in time order; finalize flushes CUPTI and writes the rest.
+constexpr double kHoldSeconds = 1.0;
 
 std::mutex g_consumer;  // the consumer: everything below
 std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, Stream>* g_streams;
@@ -148,8 +155,9 @@ RegionId g_copy_regions[16];
 RegionId g_memset_region = kNoRegion;
 comms::CommId g_window = comms::kNoComm;  // the process's CUDA communicator = its RMA window
 std::uint64_t g_matching = 0;
-std::uint64_t g_items = 0, g_reordered = 0, g_dropped = 0, g_bad_times = 0, g_unknown_issuer = 0;
+std::uint64_t g_items = 0, g_reordered = 0, g_dropped = 0, g_bad_times = 0, g_unknown_issuer = 0, g_late = 0;
 bool g_closed = false;  // finalize is over: buffers that still come back are only freed
+bool g_flushing = false;  // finalize's flush: every buffer comes in before anything is written
 std::atomic<std::uint64_t> g_buffers_refused{0};  // CUPTI's requests beyond the limit (it asks again per record)
 std::atomic<std::uint64_t> g_outstanding{0};  // bytes of buffers CUPTI holds
 
@@ -233,7 +241,10 @@ void write_item(const Item& it) {
   }
   Stream& s = stream_of(it);
   if (!s.loc) return;
-  if (it.start < s.last) ++g_reordered;  // the writer clamps it to the stream's last time
+  if (it.start < s.last) {  // came after later records of its stream were written: no invented time
+    ++g_late;
+    return;
+  }
   s.last = std::max(s.last, it.end);
   ++g_items;
   Location* loc = s.loc;
@@ -354,6 +365,17 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *size = kBufferBytes;
 }
 
+// Writes each stream's held records that started before `limit`, in time order (consumer lock).
+void release_pending(std::uint64_t limit) {
+  for (auto& [key, s] : *g_streams) {
+    if (s.pending.empty()) continue;
+    std::stable_sort(s.pending.begin(), s.pending.end(), [](const Item& a, const Item& b) { return a.start < b.start; });
+    std::size_t n = 0;
+    while (n < s.pending.size() && s.pending[n].start < limit) write_item(s.pending[n++]);
+    s.pending.erase(s.pending.begin(), s.pending.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+}
+
 void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
   std::vector<Item> batch;
   CUpti_Activity* rec = nullptr;
@@ -364,17 +386,20 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
     std::free(buffer);
     g_outstanding.fetch_sub(kBufferBytes);
   }
-  // Records of different kinds arrive out of time order: sorted per stream before they are
-  // appended. A stream's records come in its execution order across buffers (a record is
-  // delivered when its work completed, and a stream's work completes in order); g_reordered
-  // counts any that would not, and the writer clamps them.
-  std::stable_sort(batch.begin(), batch.end(), [](const Item& a, const Item& b) {
-    return std::tie(a.device, a.context, a.stream, a.start) < std::tie(b.device, b.context, b.stream, b.start);
-  });
   std::lock_guard<std::mutex> lock(g_consumer);
   g_dropped += dropped;
   if (g_closed) return;  // after finalize: the experiment is being written
-  for (const Item& it : batch) write_item(it);
+  for (Item& it : batch) {
+    if (it.start == 0 || it.end < it.start) {  // CUPTI had no memory for the GPU's timestamps
+      ++g_bad_times;
+      continue;
+    }
+    Stream& s = stream_of(it);
+    if (!s.pending.empty() && it.start < s.pending.back().start) ++g_reordered;
+    s.pending.push_back(std::move(it));
+  }
+  const std::uint64_t now = api::now(), hold = static_cast<std::uint64_t>(kHoldSeconds * api::ticks_per_second());
+  if (!g_flushing) release_pending(now > hold ? now - hold : 0);
   prune_correlations();
 }
 
@@ -499,9 +524,21 @@ void adapter_finalize() {
     // Off first, so that no new records come; then what CUPTI holds. In a signal handler the
     // driver or CUPTI may hold their own locks: no flush there, the CPU side is written as usual.
     disable_activity();
+    {
+      std::lock_guard<std::mutex> lock(g_consumer);
+      g_flushing = true;
+    }
     if (!api::stop_requested()) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::lock_guard<std::mutex> lock(g_consumer);
+    release_pending(~std::uint64_t{0});
     g_closed = true;
+    if (g_late) {
+      const std::string text = "CUDA: " + std::to_string(g_late) + " GPU activity records came more than " +
+                               std::to_string(kHoldSeconds).substr(0, 3) +
+                               " s after later records of their stream had been written and were left out (their times "
+                               "would overlap); the trace and profile lack them";
+      api::warning(text.c_str());
+    }
     if (g_dropped || g_buffers_refused.load()) {
       const std::string text = "CUDA: CUPTI dropped " + std::to_string(g_dropped) +
                                " GPU activity records: its buffers were full at the PROF_CUDA_BUFFER limit (" +
@@ -509,7 +546,7 @@ void adapter_finalize() {
       api::warning(text.c_str());
     }
     const std::string info = "CUDA: " + std::to_string(g_items) + " GPU activities on " + std::to_string(g_streams->size()) +
-                             " streams, " + std::to_string(g_reordered) + " out of order, " + std::to_string(g_bad_times) +
+                             " streams, " + std::to_string(g_reordered) + " handed over out of time order (put in order), " + std::to_string(g_bad_times) +
                              " without GPU times (left out), " + std::to_string(g_unknown_issuer) + " of unknown host call";
     api::info(1, info.c_str());
   }

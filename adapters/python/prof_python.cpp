@@ -12,6 +12,8 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -28,6 +30,7 @@ namespace api = prof::api;
 namespace regions = prof::regions;
 
 constexpr RegionId kSkip = regions::kFiltered;
+constexpr RegionId kImport = regions::kFiltered - 1;  // a frame of the import machinery
 
 bool g_active = false;
 bool g_c_calls = true;
@@ -55,10 +58,18 @@ std::string attr_string(PyObject* o, const char* name) {
   return s;
 }
 
-/// Python's import machinery: left out by default, or start-up floods the trace.
+/// Python's import machinery: left out, with everything it runs (the imported modules' code).
 bool import_machinery(const std::string& module, const std::string& file) {
   return module.rfind("importlib._bootstrap", 0) == 0 || module.rfind("_frozen_importlib", 0) == 0 ||
          file.rfind("<frozen importlib._bootstrap", 0) == 0;
+}
+
+/// Code that opens and closes regions of its own, which must nest in its caller's frame, not in
+/// its own: prof's Python API (prof.region) and NVTX (torch.cuda.nvtx.range_push, the nvtx
+/// package, torch._C._nvtx). Their frames and C calls are not regions: a range pushed inside
+/// range_push() would otherwise outlive the frame it was opened in, and the nesting break.
+bool opens_regions(const std::string& module) {
+  return module == "prof" || module.rfind("prof.", 0) == 0 || module.find("nvtx") != std::string::npos;
 }
 
 RegionId code_region(PyFrameObject* frame) {
@@ -73,8 +84,8 @@ RegionId code_region(PyFrameObject* frame) {
   Py_XDECREF(globals);
   PyObject* c = reinterpret_cast<PyObject*>(code);
   const std::string qualname = attr_string(c, "co_qualname"), file = attr_string(c, "co_filename");
-  RegionId id = kSkip;
-  if (!import_machinery(module, file)) {
+  RegionId id = import_machinery(module, file) ? kImport : kSkip;
+  if (id != kImport && !opens_regions(module)) {
     regions::RegionDef d;
     d.name = (module.empty() ? file : module) + ":" + qualname;
     d.canonical = d.name;
@@ -98,6 +109,10 @@ RegionId c_region(PyObject* fn) {
   PyObject* self = PyCFunction_GET_SELF(fn);
   if (module.empty() && self && !PyModule_Check(self)) module = attr_string(reinterpret_cast<PyObject*>(Py_TYPE(self)), "__module__");
   if (module.empty() && self && PyModule_Check(self)) module = attr_string(self, "__name__");
+  if (opens_regions(module)) {
+    g_c_regions->emplace(def, kSkip);
+    return kSkip;
+  }
   std::string qualname = attr_string(fn, "__qualname__");
   if (qualname.empty()) qualname = def->ml_name ? def->ml_name : "?";
   regions::RegionDef d;
@@ -110,12 +125,31 @@ RegionId c_region(PyObject* fn) {
   return id;
 }
 
-// Per thread, one entry per open call: whether its Enter was written. A return whose call came
-// before the profile function was set (the frames that called start(), a new thread's first
-// frames) finds the stack empty and is skipped; a Leave is written only for a written Enter.
-thread_local std::vector<char> t_open;
+// Per thread, one entry per open call: its region and whether its Enter was written. A return is
+// matched to its call by region: one whose call came before the profile function was set (the
+// frames that called start(), a new thread's first frames), or whose call event CPython gave
+// for another callable (seen with PyTorch on 3.12), is left out; calls above the matched one
+// whose returns never came are closed with it. So the Enter/Leave nesting always holds.
+struct Open {
+  RegionId region;
+  bool written;
+};
+thread_local std::vector<Open> t_open;
+// Frames of the import machinery open on this thread: while one is, nothing is recorded (the
+// code of the modules being imported, which floods a profile: importing torch alone makes
+// hundreds of thousands of call paths).
+thread_local int t_importing = 0;
+std::atomic<std::uint64_t> g_unmatched_returns{0}, g_closed_calls{0};
+
+void write_leave(RegionId id) {
+  prof::Location* loc = api::acquire();
+  if (!loc) return;
+  api::leave(loc, id);
+  api::release(loc);
+}
 
 int on_event(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
+  if (!g_active) return 0;  // stopped (at exit): other threads may still call in
   RegionId id;
   bool enter;
   switch (what) {
@@ -126,18 +160,33 @@ int on_event(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
     case PyTrace_C_EXCEPTION: if (!g_c_calls) return 0; id = c_region(arg); enter = false; break;
     default: return 0;
   }
-  if (id == kSkip) return 0;
+  if (id == kImport) {
+    if (enter) ++t_importing;
+    else if (t_importing > 0) --t_importing;
+    return 0;
+  }
+  if (id == kSkip || t_importing > 0) return 0;
   if (!enter) {
-    if (t_open.empty()) return 0;
-    const bool written = t_open.back() != 0;
+    std::size_t k = t_open.size();
+    while (k > 0 && t_open[k - 1].region != id) --k;
+    if (k == 0) {
+      if (!t_open.empty()) g_unmatched_returns.fetch_add(1, std::memory_order_relaxed);
+      return 0;
+    }
+    while (t_open.size() > k) {  // calls whose returns never came
+      if (t_open.back().written) write_leave(t_open.back().region);
+      t_open.pop_back();
+      g_closed_calls.fetch_add(1, std::memory_order_relaxed);
+    }
+    const bool written = t_open.back().written;
     t_open.pop_back();
-    if (!written) return 0;
+    if (written) write_leave(id);
+    return 0;
   }
   prof::Location* loc = api::acquire();
-  if (enter) t_open.push_back(loc ? 1 : 0);
+  t_open.push_back({id, loc != nullptr});
   if (!loc) return 0;
-  if (enter) api::enter(loc, id);
-  else api::leave(loc, id);
+  api::enter(loc, id);
   api::release(loc);
   return 0;
 }
@@ -167,6 +216,14 @@ PyObject* start(PyObject*, PyObject* args) {
 }
 
 PyObject* stop(PyObject*, PyObject*) {
+  if (g_active) {
+    const std::uint64_t unmatched = g_unmatched_returns.load(), closed = g_closed_calls.load();
+    if (unmatched || closed) {
+      const std::string text = "python: " + std::to_string(unmatched) + " returns without their call were left out, " +
+                               std::to_string(closed) + " calls without their return were closed at an outer return";
+      api::info(1, text.c_str());
+    }
+  }
   g_active = false;
 #if PY_VERSION_HEX >= 0x030C0000
   PyEval_SetProfileAllThreads(nullptr, nullptr);
@@ -222,7 +279,7 @@ PyMethodDef kMethods[] = {
     {"set_recording", set_recording, METH_VARARGS, "set_recording(on): OTF2 MeasurementOnOff"},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_prof", "prof's Python adapter (see prof/__init__.py)", -1, kMethods,
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "prof._prof", "prof's Python adapter (see prof/__init__.py)", -1, kMethods,
                        nullptr, nullptr, nullptr, nullptr};
 
 }  // namespace

@@ -57,10 +57,12 @@ def main():
             run_opts.append("--nosampling")
         extra = [] if c_calls else ["--no-c-calls"]
         os.execv(prof_run, [prof_run] + run_opts + ["--", sys.executable, "-m", "prof", "--measured"] + extra + ["--"] + args)
+    import atexit
     import threading
     import prof
     from prof import _prof
     prof._activate(_prof)
+    atexit.register(_prof.stop)  # no events from the interpreter's own shutdown
     threading.setprofile(_prof.thread_start)
     if args[0] == "-m":
         if len(args) < 2:
