@@ -219,8 +219,13 @@ int run(int argc, char** argv) {
   for (const std::string& f : {run_lib, layout.libprof()})
     if (::access(f.c_str(), R_OK) != 0) throw WrapError("prof's library '" + f + "' is missing; reinstall prof");
 
-  // What the program loads at start: that of its interpreter for a script.
-  const std::string interp = script_interpreter(program);
+  // What the program loads at start: that of its interpreter for a script (an interpreter that is
+  // a script itself, e.g. a pyenv shim, is followed once more).
+  std::string interp = script_interpreter(program);
+  if (!interp.empty() && !has_dynamic_loader(interp)) {
+    const std::string next = script_interpreter(interp);
+    if (!next.empty()) interp = next;
+  }
   const std::string binary = interp.empty() ? program : interp;
   bool dynamic = false;
   const std::string libs = loaded_libraries(binary, &dynamic);

@@ -8,7 +8,7 @@
 //    it runs where an executable's constructor would (after every library's static initialisers,
 //    after libc registered the dynamic linker's exit handler, which prof's must precede).
 // Only the process that prof-run started is measured (PROFRUN_PID, the launcher's pid, which exec
-// keeps): before its main, the libraries prof-run added (PROFRUN_PRELOAD) leave LD_PRELOAD again,
+// keeps; a shell in between, e.g. a wrapper script, passes it on to the program it execs): before its main, the libraries prof-run added (PROFRUN_PRELOAD) leave LD_PRELOAD again,
 // so that programs it starts in turn run as they would without prof (a prof-run in front of them
 // measures them), and a fork's child never writes (the runtime's fork handler).
 // A program built with prof-wrap carries its own list and constructor: it is measured once, as
@@ -69,8 +69,26 @@ void forget_preload() {
   ::unsetenv("PROFRUN_PID");
 }
 
+/// Whether this process is a shell or a launcher that execs the real program (a pyenv shim, a job
+/// script, `env`, `numactl`): the exec keeps the pid, so the measurement passes on to that program.
+bool is_shell() {
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return false;
+  exe[n] = 0;
+  const char* base = std::strrchr(exe, '/');
+  base = base ? base + 1 : exe;
+  for (const char* sh : {"sh", "bash", "dash", "zsh", "ksh", "mksh", "env", "nice", "nohup", "stdbuf", "taskset",
+                         "numactl", "chrt", "ionice"})
+    if (std::strcmp(base, sh) == 0) return true;
+  return false;
+}
+
 int main_with_measurement(int argc, char** argv, char** envp) {
   const bool measured = measured_process();
+  // A shell started by prof-run: the program it execs (same pid) is the one to measure; programs
+  // it forks get their own pid and run unmeasured.
+  if (measured && is_shell()) return g_main(argc, argv, envp);
   forget_preload();
   const void* theirs = ::dlsym(RTLD_DEFAULT, "prof_linked_adapters");
   if (measured && theirs == static_cast<const void*>(prof_run_adapters)) {

@@ -6,6 +6,7 @@
 #    on every thread; the PROF_VERBOSE line names the adapters and the sampling source;
 #  - --nosampling: no samples;
 #  - a child process (system()) runs without prof: no prof library in its LD_PRELOAD, one experiment;
+#  - a wrapper script that execs the program (env, bash): the program is measured, its helpers not;
 #  - the same source built with prof-wrap and run under prof-run: measured once (exact visits);
 #  - an MPI program built with plain mpicc under mpirun -np 4 prof-run: one unified trace with 4
 #    locations and matched messages (otf2_check.py --mpi), one profile;
@@ -61,6 +62,16 @@ PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_nosampling "$bin/prof-run
 otf2-print exp_nosampling/traces.otf2 >print2 2>&1
 [ "$(grep -c '^CALLING_CONTEXT_SAMPLE' print2)" -eq 0 ] || fail "--nosampling: the trace has samples"
 [ "$(awk '$1 == "ENTER" && /"pthread_join"/' print2 | wc -l)" -eq 2 ] || fail "--nosampling: not 2 Enters of pthread_join"
+
+# 2b. A wrapper script that runs helpers and then execs the program (a job script, a pyenv shim):
+# the program is measured (same pid), the helpers are not (no experiment of theirs).
+printf '#!/usr/bin/env bash\nuname >/dev/null\nexec ./app "$@"\n' >wrapper.sh
+chmod +x wrapper.sh
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_wrapper "$bin/prof-run" --nosampling ./wrapper.sh >/dev/null 2>err ||
+  fail "prof-run ./wrapper.sh failed: $(cat err)"
+[ "$(ls -d exp_wrapper* | wc -l)" -eq 1 ] || fail "the wrapper's helpers wrote experiments: $(ls -d exp_wrapper*)"
+otf2-print exp_wrapper/traces.otf2 >print_wrapper 2>&1 || fail "no trace of the program the wrapper execs"
+[ "$(awk '$1 == "THREAD_BEGIN"' print_wrapper | wc -l)" -eq 2 ] || fail "the wrapper's program: not 2 ThreadBegin records"
 
 # 3. A prof-wrap'd program under prof-run: one measurement, exact visits.
 "$bin/prof-wrap" gcc -O1 "$src/threads_lib.c" "$src/libwork.c" -o app_wrapped -pthread
