@@ -2,6 +2,9 @@
 // Locates the measurement relative to prof-wrap's own executable.
 #include "install_layout.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -10,6 +13,21 @@
 namespace prof::wrap {
 
 namespace fs = std::filesystem;
+
+std::string program_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (std::size_t at = 0; at <= dirs.size();) {
+    std::size_t colon = dirs.find(':', at);
+    if (colon == std::string::npos) colon = dirs.size();
+    const std::string dir = dirs.substr(at, colon - at);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    at = colon + 1;
+  }
+  return name;
+}
 
 Layout layout_for_executable(const std::string& exe_path) {
   return Layout{fs::path(exe_path).lexically_normal().parent_path().parent_path().string()};

@@ -22,6 +22,10 @@ struct Layout {
 /// The layout for an executable at `exe_path` (".../bin/prof-wrap" → prefix "...").
 Layout layout_for_executable(const std::string& exe_path);
 
+/// The program a command name runs: the name itself when it has a '/', else its first executable
+/// PATH entry, else the name unchanged (prof-wrap's compilers, prof-run's programs).
+std::string program_path(const std::string& name);
+
 /// The running executable's real path (/proc/self/exe, symlinks resolved). Throws WrapError.
 std::string self_executable();
 

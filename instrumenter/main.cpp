@@ -199,22 +199,6 @@ std::string mpi_call_in_inputs(const Plan& plan) {
   return "";
 }
 
-/// The program a compiler name runs: the name itself when it has a '/', else its PATH entry.
-std::string program_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  for (std::size_t at = 0; at <= dirs.size();) {
-    std::size_t colon = dirs.find(':', at);
-    if (colon == std::string::npos) colon = dirs.size();
-    const std::string dir = dirs.substr(at, colon - at);
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    at = colon + 1;
-  }
-  return name;
-}
-
 /// A text that changes when the file changes: path, size, modification time.
 std::string file_stamp(const std::string& path) {
   struct stat st {};

@@ -53,22 +53,6 @@ void print_usage(FILE* to) {
       to);
 }
 
-/// `name` as execvp would find it.
-std::string find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (std::size_t at = 0; at <= dirs.size();) {
-    std::size_t end = dirs.find(':', at);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string dir = end > at ? dirs.substr(at, end - at) : ".";
-    const std::string p = dir + "/" + name;
-    if (::access(p.c_str(), X_OK) == 0) return p;
-    at = end + 1;
-  }
-  return "";
-}
-
 /// The interpreter of a "#!" script, or "" for other files.
 std::string script_interpreter(const std::string& path) {
   std::ifstream f(path);
@@ -83,7 +67,7 @@ std::string script_interpreter(const std::string& path) {
     std::size_t a = line.find_first_not_of(" \t", end);
     if (a != std::string::npos) {
       std::size_t e = line.find_first_of(" \t", a);
-      interp = find_program(line.substr(a, e == std::string::npos ? std::string::npos : e - a));
+      interp = prof::wrap::program_path(line.substr(a, e == std::string::npos ? std::string::npos : e - a));
     }
   }
   return interp;
@@ -210,10 +194,11 @@ int run(int argc, char** argv) {
     print_usage(stderr);
     return 2;
   }
-  const std::string program = find_program(argv[i]);
-  if (program.empty() || ::access(program.c_str(), X_OK) != 0)
+  const std::string program = prof::wrap::program_path(argv[i]);
+  const bool in_path = program.find('/') != std::string::npos;  // a bare name that PATH lacks stays bare
+  if (!in_path || ::access(program.c_str(), X_OK) != 0)
     throw WrapError("cannot run '" + std::string(argv[i]) + "': " +
-                    (program.empty() ? "not found in PATH" : std::string(std::strerror(errno))) + "; give its path");
+                    (!in_path ? "not found in PATH" : std::string(std::strerror(errno))) + "; give its path");
   const prof::wrap::Layout layout = prof::wrap::layout_for_executable(prof::wrap::self_executable());
   const std::string run_lib = layout.lib_dir() + "/libprof_run.so", mpi_lib = layout.lib_dir() + "/libprof_mpi.so";
   for (const std::string& f : {run_lib, layout.libprof()})

@@ -37,12 +37,6 @@ std::string now_stamp() {
   return buf;
 }
 
-std::string host_name() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) return "?";
-  return host;
-}
-
 std::string parent_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -503,6 +497,12 @@ std::string readable(const Claim& claim, std::string text) {
   for (std::size_t at = text.find(path); at != std::string::npos; at = text.find(path, at + claim.name.size()))
     text.replace(at, path.size(), claim.name);
   return text;
+}
+
+std::string host_name() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return "?";
+  return host;
 }
 
 }  // namespace prof::experiment_dir

@@ -53,6 +53,9 @@ bool open_claimed(const std::string& name, Claim* out, std::string* error);
 /// that still leads to the claimed directory, else its name.
 std::string io_path(const Claim& claim);
 
+/// This machine's host name ("?" when it cannot be read).
+std::string host_name();
+
 /// `text` with every io_path() of `claim` replaced by its name, for messages of writers.
 std::string readable(const Claim& claim, std::string text);
 

@@ -17,6 +17,7 @@
 #include <iterator>
 
 #include "measurement/bytes.hpp"
+#include "measurement/experiment_dir.hpp"
 #include "measurement/definitions/comms.hpp"
 #include "measurement/definitions/regions.hpp"
 #include "measurement/timer.hpp"
@@ -92,12 +93,6 @@ int lock(const std::string& path) {
   return -1;
 }
 
-std::string host_name() {
-  char host[256] = {0};
-  ::gethostname(host, sizeof host - 1);
-  return host;
-}
-
 std::string writing_marker(const std::string& dir, std::uint32_t rank) {
   return dir + "/" + kParts + "/writing.rank" + std::to_string(rank);
 }
@@ -106,13 +101,13 @@ std::string writing_marker(const std::string& dir, std::uint32_t rank) {
 
 void announce_writing(const std::string& dir, std::uint32_t rank) {
   ::mkdir((dir + "/" + kParts).c_str(), 0755);
-  const std::string text = host_name() + "\n" + std::to_string(::getpid()) + "\n";
+  const std::string text = experiment_dir::host_name() + "\n" + std::to_string(::getpid()) + "\n";
   write_file(writing_marker(dir, rank), std::vector<char>(text.begin(), text.end()));
 }
 
 std::vector<std::uint32_t> finish_writing(const std::string& dir, std::uint32_t rank, int max_seconds) {
   ::unlink(writing_marker(dir, rank).c_str());
-  const std::string parts_dir = dir + "/" + kParts, host = host_name();
+  const std::string parts_dir = dir + "/" + kParts, host = experiment_dir::host_name();
   std::vector<std::uint32_t> waited;
   for (int i = 0; i < max_seconds * 100; ++i) {
     std::vector<std::uint32_t> writing;

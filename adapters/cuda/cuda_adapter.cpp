@@ -232,13 +232,8 @@ void prune_correlations() {
     it = it->first < g_corr_pruned_below ? g_corr->erase(it) : std::next(it);
 }
 
+// A held record (buffer_completed left out those without GPU times) onto its stream.
 void write_item(const Item& it) {
-  // CUPTI leaves a record's times 0 when it had no memory for the GPU's timestamps: such a record
-  // cannot be placed (and an Enter at 0 would lie before the trace's start).
-  if (it.start == 0 || it.end < it.start) {
-    ++g_bad_times;
-    return;
-  }
   Stream& s = stream_of(it);
   if (!s.loc) return;
   if (it.start < s.last) {  // came after later records of its stream were written: no invented time
@@ -390,7 +385,9 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   g_dropped += dropped;
   if (g_closed) return;  // after finalize: the experiment is being written
   for (Item& it : batch) {
-    if (it.start == 0 || it.end < it.start) {  // CUPTI had no memory for the GPU's timestamps
+    // CUPTI leaves a record's times 0 when it had no memory for the GPU's timestamps: such a
+    // record cannot be placed (and an Enter at 0 would lie before the trace's start).
+    if (it.start == 0 || it.end < it.start) {
       ++g_bad_times;
       continue;
     }
