@@ -33,6 +33,21 @@ std::uint64_t ticks_per_second() { return timer::resolution(); }
 void enter(Location* loc, RegionId region) { prof::enter(loc, region, 0); }
 void leave(Location* loc, RegionId region) { prof::leave(loc, region, 0); }
 
+bool enter_now(RegionId region) {
+  Location* l = acquire();
+  if (!l) return false;
+  prof::enter(l, region, 0);
+  release(l);
+  return true;
+}
+
+void leave_now(RegionId region) {
+  if (Location* l = acquire()) {
+    prof::leave(l, region, 0);
+    release(l);
+  }
+}
+
 bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
   return prof::event(loc, t, type, ref, aux, p, n);
 }

@@ -32,6 +32,12 @@ PROF_API Timestamp now();
 PROF_API std::uint64_t ticks_per_second();
 PROF_API void enter(Location* loc, RegionId region);
 PROF_API void leave(Location* loc, RegionId region);
+/// acquire + enter + release in one call, for adapters whose events are as frequent as function
+/// calls (Python): false when no event could be written (see acquire()), so that the caller
+/// leaves out the matching leave_now.
+PROF_API bool enter_now(RegionId region);
+/// acquire + leave + release in one call: the Leave of an enter_now that returned true.
+PROF_API void leave_now(RegionId region);
 /// A trace record with payload slots (see record.hpp); nothing when `loc` does not trace. False
 /// when it was not written (no tracing, or no memory: then leave out what pairs with it).
 PROF_API bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux,

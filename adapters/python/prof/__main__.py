@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""python3 -m prof [--mpi] [--sampling] [--no-c-calls] [-v] script.py [args...]
+"""python3 -m prof [--mpi] [--sampling] [--c-calls] [-v] script.py [args...]
    python3 -m prof [options] -m module [args...]
 
-Runs the script under prof: every Python function (and C function) call on every thread is a
-region, with the MPI and pthread adapters as under prof-run, into one experiment
-(PROF_EXPERIMENT_DIRECTORY and the other PROF_* variables apply). It starts the interpreter again
+Runs the script under prof: every Python function call on every thread is a region (with
+--c-calls, every call of a C function too: builtins, methods of extension types), with the MPI
+and pthread adapters as under prof-run, into one experiment (PROF_EXPERIMENT_DIRECTORY and the
+other PROF_* variables apply). It starts the interpreter again
 under prof-run, which preloads prof's libraries."""
 import os
 import runpy
@@ -30,7 +31,7 @@ def _prof_run():
 def main():
     args = sys.argv[1:]
     measured = False
-    run_opts, c_calls = [], True
+    run_opts, c_calls = [], False
     while args and args[0].startswith("-") and args[0] != "-m":
         a = args.pop(0)
         if a == "--":
@@ -41,7 +42,9 @@ def main():
             run_opts.append(a)
         elif a == "--sampling":
             run_opts.append("--sampling=" + os.environ.get("PROF_SAMPLING_EVENTS", "perf_cpu_clock@1000000"))
-        elif a == "--no-c-calls":
+        elif a == "--c-calls":
+            c_calls = True
+        elif a == "--no-c-calls":  # the default
             c_calls = False
         elif a in ("-h", "--help"):
             print(USAGE)
@@ -55,7 +58,7 @@ def main():
         # Samples of the interpreter's own frames say little about Python code: off unless asked for.
         if not any(o.startswith("--sampling") for o in run_opts):
             run_opts.append("--nosampling")
-        extra = [] if c_calls else ["--no-c-calls"]
+        extra = ["--c-calls"] if c_calls else []
         os.execv(prof_run, [prof_run] + run_opts + ["--", sys.executable, "-m", "prof", "--measured"] + extra + ["--"] + args)
     import atexit
     import threading
@@ -63,7 +66,8 @@ def main():
     from prof import _prof
     prof._activate(_prof)
     atexit.register(_prof.stop)  # no events from the interpreter's own shutdown
-    threading.setprofile(_prof.thread_start)
+    if not _prof.MONITORING:  # sys.monitoring sees every thread by itself
+        threading.setprofile(_prof.thread_start)
     if args[0] == "-m":
         if len(args) < 2:
             sys.exit("prof: error: -m needs a module name")

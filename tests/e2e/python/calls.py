@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Plain functions, recursion, a generator, a method, an exception through two frames, a thread,
-# a C function (math.sqrt) and prof's user API; prints "EXPECT <region> <calls>" for the checker.
+# C functions (math.sqrt, a method of a built-in type: list.append) and prof's user API; prints "EXPECT <region> <calls>" for the checker.
 import math
 import threading
 
@@ -56,6 +56,9 @@ def worker():
     for i in range(50):
         leaf(i)
     roots = sum(math.sqrt(i) for i in range(30))
+    squares = []
+    for i in range(11):
+        squares.append(i * i)  # 3.12: CALL of the method descriptor list.append, self first
     return roots
 
 
@@ -77,5 +80,6 @@ counts["__main__:leaf"] -= 1
 for name, n in sorted(counts.items()):
     print("EXPECT", name, n)
 print("EXPECT math:sqrt 30")
+print("EXPECT builtins:list.append 11")
 print("EXPECT step 7")
 print("EXPECT __main__:gen", 2 * 5)  # 4 resumes that yield and the last one that ends, per area()

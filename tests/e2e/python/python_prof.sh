@@ -38,7 +38,7 @@ expect_counts() {
 }
 
 # 1. calls.py
-PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_calls "$py" -m prof "$src/calls.py" >out_calls 2>err_calls ||
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_calls "$py" -m prof --c-calls "$src/calls.py" >out_calls 2>err_calls ||
   fail "python3 -m prof calls.py failed: $(cat err_calls)"
 check_trace exp_calls/traces.otf2 --expect-locations 2
 expect_counts exp_calls out_calls
@@ -59,6 +59,12 @@ grep -q '^gathered 20$' out_coro || fail "coro.py: $(cat out_coro)"
 check_trace exp_coro/traces.otf2
 otf2-print exp_coro/traces.otf2 >coro.print 2>coro.err && [ ! -s coro.err ] || fail "otf2-print rejects the asyncio trace: $(head -3 coro.err)"
 [ "$(enters coro.print __main__:tick)" -ge 24 ] || fail "asyncio: $(enters coro.print __main__:tick) Enters of tick, expected a call per resume (at least 24)"
+# Code that only `import asyncio` ran defines no region (importing it runs hundreds of functions).
+otf2-print -G exp_coro/traces.otf2 >coro.defs
+defined=$(grep -c '^REGION .*Paradigm: "User"' coro.defs || true)
+entered=$(awk '$1 == "ENTER" { print $NF }' coro.print | sort -u | wc -l)
+echo "asyncio: $defined regions defined, $entered entered"
+[ "$defined" -le $((entered + 20)) ] || fail "asyncio: $defined Python regions defined but only $entered entered: the import's code is defined"
 have_cubex_check && /usr/bin/python3 "$tools/cubex_check.py" exp_coro/profile.cubex | tail -n 1
 
 # 3. forks.py: status 1 and the traceback; one experiment, the parent's calls only.
@@ -71,10 +77,12 @@ grep -q '^RuntimeError: the script fails on purpose$' err_fork || fail "forks.py
 [ "$(ls -d exp_fork* | wc -l)" -eq 1 ] || fail "the forked child wrote an experiment: $(ls -d exp_fork*)"
 check_trace exp_fork/traces.otf2
 expect_counts exp_fork out_fork
+# Without --c-calls no C function is a region.
+[ "$(awk '$1 == "ENTER" && /"(builtins|posix|_thread):/' exp_fork.print | wc -l)" -eq 0 ] || fail "C functions are regions without --c-calls"
 
 # 4. A filter on a Python name; sys.exit(3).
 printf 'SCOREP_REGION_NAMES_BEGIN\nEXCLUDE __main__:leaf builtins:*\nSCOREP_REGION_NAMES_END\n' >py.filter
-PROF_ENABLE_TRACING=true PROF_FILTERING_FILE=py.filter PROF_EXPERIMENT_DIRECTORY=exp_filter "$py" -m prof "$src/calls.py" >out_filter 2>&1 ||
+PROF_ENABLE_TRACING=true PROF_FILTERING_FILE=py.filter PROF_EXPERIMENT_DIRECTORY=exp_filter "$py" -m prof --c-calls "$src/calls.py" >out_filter 2>&1 ||
   fail "calls.py with a filter failed: $(cat out_filter)"
 otf2-print exp_filter/traces.otf2 >filter.print
 [ "$(enters filter.print __main__:leaf)" -eq 0 ] || fail "the filter's EXCLUDE __main__:leaf did not apply"
