@@ -8,6 +8,7 @@
 #include "measurement/events.hpp"
 #include "measurement/log.hpp"
 #include "measurement/runtime.hpp"
+#include "measurement/sampling/sampler.hpp"
 
 namespace prof::api {
 
@@ -32,6 +33,8 @@ Timestamp now() { return timer::now(); }
 std::uint64_t ticks_per_second() { return timer::resolution(); }
 void enter(Location* loc, RegionId region) { prof::enter(loc, region, 0); }
 void leave(Location* loc, RegionId region) { prof::leave(loc, region, 0); }
+
+void set_interpreter(const void* address) { sampling::set_interpreter(address); }
 
 bool enter_now(RegionId region) {
   Location* l = acquire();

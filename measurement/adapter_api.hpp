@@ -72,6 +72,9 @@ PROF_API RegionId define_region_unless_filtered(const regions::RegionDef& def);
 PROF_API comms::CommId define_comm(const comms::CommDef& def);
 /// An adapter that started after init (adapters::add): its finalize runs with the others'.
 PROF_API bool add_adapter(const prof_adapter* adapter);
+/// `address` lies in an interpreter's object (libpython): samples fold its frames away, landing
+/// below the innermost interpreted region (see sampling::set_interpreter).
+PROF_API void set_interpreter(const void* address);
 /// The parsed configuration (valid after init()).
 PROF_API const config::Values& values();
 /// The text of prof.cfg: every variable's effective value, one "NAME=value" line each.

@@ -466,6 +466,9 @@ PyObject* start(PyObject*, PyObject* args) {
     }
   }
   g_c_calls = c_calls != 0;
+  // Samples (python3 -m prof --sampling) stop at the interpreter's frames: they land below the
+  // innermost Python function, with the native code it called (a C extension) below that.
+  api::set_interpreter(reinterpret_cast<const void*>(&PyEval_EvalCode));
   g_active = true;
 #if PROF_PY_MONITORING
   if (!monitoring_start(g_c_calls)) {

@@ -240,8 +240,10 @@ struct Frame {
   regions::RegionDef def;
   bool outer = false;        // a frame above the program's own (main's callers, thread start)
   bool main = false;
+  bool interpreter = false;  // in the interpreter's object (set_interpreter)
 };
 std::mutex g_resolve_mutex;
+std::atomic<const void*> g_interpreter_base{nullptr};  // the interpreter object's load address (set_interpreter)
 std::unordered_map<std::uintptr_t, Frame>* g_frames;            // ip → frame
 std::unordered_map<std::string, RegionId>* g_unknown_regions;   // object → its "[object]" region
 
@@ -286,6 +288,10 @@ Frame frame_of(std::uintptr_t ip) {
     }
     f.region = u->second;
     f.outer = obj.rfind("libprof", 0) == 0;
+  }
+  if (const void* interp = g_interpreter_base.load()) {
+    Dl_info dl;
+    f.interpreter = ::dladdr(reinterpret_cast<const void*>(ip), &dl) && dl.dli_fbase == interp;
   }
   g_frames->emplace(ip, f);
   return f;
@@ -399,6 +405,11 @@ bool init() {
 
 bool on() { return g_on; }
 const std::vector<Generator>& generators() { return *g_generators; }
+
+void set_interpreter(const void* address) {
+  Dl_info dl;
+  if (address && ::dladdr(address, &dl) && dl.dli_fbase) g_interpreter_base.store(dl.dli_fbase);
+}
 
 void thread_start(Location* loc) {
   if (!g_on || loc->sampler) return;
@@ -527,7 +538,7 @@ void resolve(Location* loc, EventBuffer& buffer, bool trace) {
         const Frame f = frame_of(ip);
         bool instrumented = false;
         for (std::uintptr_t e : entries) instrumented = instrumented || (f.entry && f.entry == e);
-        if (instrumented || f.outer) break;
+        if (instrumented || f.outer || f.interpreter) break;
         below.push_back(region_of(ip));
         if (f.main) break;
       }

@@ -45,6 +45,12 @@ void stop();
 /// "prof (measurement system)" below the root, never the user's code. At finalize.
 void attribute_prof_samples(Location* loc);
 const std::vector<Generator>& generators();
+/// The object (executable or shared library) that `address` lies in is an interpreter's
+/// (libpython, or a python executable linked with it): the sampled frames of a sample stop at its
+/// first frame above the leaf, so samples land below the innermost interpreted region (a Python
+/// function) with the interpreter's own frames (_PyEval_EvalFrameDefault and friends) folded
+/// away, and native code the interpreted code called (a C extension, libtorch) below it.
+void set_interpreter(const void* address);
 
 /// Rewrites the RawSample records of `buffer` (written by `loc`'s handler) into
 /// CallingContextSample records: the calling context is the location's instrumented call path at

@@ -8,6 +8,8 @@
 #   coro.py   asyncio coroutines (suspended frames interleave; the trace must nest);
 #   forks.py  os.fork (the child never writes), sys.exit in a thread, a script that raises;
 #   a filter  EXCLUDE of a Python name; sys.exit(3) gives status 3;
+#   samples.py --sampling: samples of Python code on its function, of C code below it, no frame
+#             of the interpreter itself;
 #   ranks.py  mpi4py on 4 ranks under mpirun python3 -m prof --mpi: one trace, matched messages.
 # Usage: python_prof.sh <python> <PYTHONPATH of the package> <work dir> <source dir> <shared tools or "">
 set -euo pipefail
@@ -96,7 +98,24 @@ set -e
 [ "$rc" -eq 3 ] || fail "sys.exit(3): exit status $rc: $(cat err_exit3)"
 [ -s exp_exit3/profile.cubex ] || fail "sys.exit(3): no profile"
 
-# 5. mpi4py on 4 ranks.
+# 5. --sampling: samples land below the innermost Python function, the interpreter's frames folded.
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_samples "$py" -m prof --sampling "$src/samples.py" >out_samples 2>err_samples ||
+  fail "python3 -m prof --sampling samples.py failed: $(cat err_samples)"
+check_trace exp_samples/traces.otf2
+otf2-print -G exp_samples/traces.otf2 >samples.defs
+grep -E '^REGION .*Name: "(_PyEval_EvalFrameDefault|PyEval_EvalCode|Py_RunMain|Py_BytesMain|pymain_main|main)"' samples.defs >interp_regions || true
+[ ! -s interp_regions ] || fail "the interpreter's own frames are regions: $(head -3 interp_regions)"
+if have_cubex_check; then
+  /usr/bin/python3 "$tools/cubex_check.py" exp_samples/profile.cubex --dump >samples.dump || fail "cubex_check.py rejects the sampled profile"
+  # hits <path pattern>: the profile's sample hits at call paths matching it, all locations
+  hits() { awk -v re="$1" '$1 == "hits" && $2 == "(EXCLUSIVE)" && $4 ~ re { n += $NF } END { print n + 0 }' samples.dump; }
+  spin=$(hits '/__main__:spin$') crunch_c=$(hits '/__main__:crunch/.+') all=$(hits '.')
+  echo "sampling: $all hits; $spin on __main__:spin itself (Python code), $crunch_c below __main__:crunch (zlib's C code)"
+  [ "$spin" -ge 100 ] || fail "$spin sample hits on __main__:spin itself (0.4 s of Python code at 1 kHz): the interpreter's frames are not folded"
+  [ "$crunch_c" -ge 100 ] || fail "$crunch_c sample hits below __main__:crunch (0.4 s in zlib's C code): native code is not below the Python function"
+fi
+
+# 6. mpi4py on 4 ranks.
 if command -v mpirun >/dev/null 2>&1 && "$py" -c 'import mpi4py' 2>/dev/null; then
   timeout 180 mpirun --oversubscribe -np 4 -x PYTHONPATH -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=exp_mpi \
     "$py" -m prof --mpi "$src/ranks.py" >out_mpi 2>&1 || { tail -20 out_mpi; fail "mpirun -np 4 python3 -m prof --mpi failed"; }
