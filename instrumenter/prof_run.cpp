@@ -6,7 +6,10 @@
 // program starts: when the program or a library it needs links libmpi, or with --mpi, e.g. for
 // Python with mpi4py, which loads MPI later). Without compiler hooks the program's own code is
 // seen through call-stack sampling, on by default. Then it execs the program: same process, same
-// environment variables, same experiment directory and outputs as a prof-wrap'd program.
+// environment variables, same experiment directory and outputs as a prof-wrap'd program. A Python
+// interpreter runs its script as under python3 -m prof (Python functions as regions), prof's
+// Python package found next to prof-run (PROFRUN_PYTHONPATH).
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -155,6 +158,21 @@ bool perf_clock_permitted() {
   return true;
 }
 
+/// The folder that holds prof's Python package (…/prof/__main__.py) for the prefix: the build
+/// tree's <prefix>/python, or <prefix>/lib/python3/dist-packages, <prefix>/lib/python3.X/dist-packages
+/// of an install. "" when there is none (prof built without python3-dev).
+std::string python_package_dir(const std::string& prefix) {
+  std::vector<std::string> dirs = {prefix + "/python", prefix + "/lib/python3/dist-packages"};
+  if (DIR* d = ::opendir((prefix + "/lib").c_str())) {
+    while (dirent* e = ::readdir(d))
+      if (std::strncmp(e->d_name, "python3.", 8) == 0) dirs.push_back(prefix + "/lib/" + e->d_name + "/dist-packages");
+    ::closedir(d);
+  }
+  for (const std::string& dir : dirs)
+    if (::access((dir + "/prof/__main__.py").c_str(), R_OK) == 0) return dir;
+  return "";
+}
+
 bool is_rank_zero() {
   for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
     if (const char* r = std::getenv(v)) return std::strcmp(r, "0") == 0;
@@ -284,6 +302,9 @@ int run(int argc, char** argv) {
   ::setenv("LD_PRELOAD", all.c_str(), 1);
   ::setenv("PROFRUN_PRELOAD", ours.c_str(), 1);
   ::setenv("PROFRUN_PID", std::to_string(::getpid()).c_str(), 1);
+  // prof's Python package, for a Python interpreter (libprof_run.so runs its script as
+  // python3 -m prof does): the build tree's <prefix>/python, or an install's dist-packages.
+  if (const std::string dir = python_package_dir(layout.prefix); !dir.empty()) ::setenv("PROFRUN_PYTHONPATH", dir.c_str(), 1);
   ::execv(program.c_str(), argv + i);
   throw WrapError("cannot run '" + program + "': " + std::strerror(errno));
 }

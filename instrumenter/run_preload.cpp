@@ -13,6 +13,7 @@
 // measures them), and a fork's child never writes (the runtime's fork handler).
 // A program built with prof-wrap carries its own list and constructor: it is measured once, as
 // built, and this library stays out of the way.
+#include <dirent.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 extern "C" {
 struct prof_adapter {
@@ -67,6 +69,88 @@ void forget_preload() {
   }
   ::unsetenv("PROFRUN_PRELOAD");
   ::unsetenv("PROFRUN_PID");
+  ::unsetenv("PROFRUN_PYTHONPATH");
+}
+
+// ---- a Python interpreter: run the script as python3 -m prof does ----
+
+/// Whether prof's package folder `dir` (…/prof's parent) has the extension for the running
+/// Python, whose version Py_GetVersion gives ("3.12.1 (main, …)": _prof.cpython-312-*.so).
+bool has_extension_for(const std::string& dir, const char* version, std::string* tag) {
+  const char* dot = std::strchr(version, '.');
+  if (!dot) return false;
+  *tag = std::string(version, dot) + std::string(dot + 1, std::strcspn(dot + 1, ".+ "));
+  const std::string want = "_prof.cpython-" + *tag + "-";
+  DIR* d = ::opendir((dir + "/prof").c_str());
+  if (!d) return false;
+  bool found = false;
+  while (dirent* e = ::readdir(d))
+    if (std::strncmp(e->d_name, want.c_str(), want.size()) == 0) found = true;
+  ::closedir(d);
+  return found;
+}
+
+/// The interpreter's arguments with `-m prof --measured --` put before the script (or before
+/// `-m module`), so that Python functions are regions as under python3 -m prof. Empty when the
+/// command has no script to run that way (-c, stdin, --version) or ignores PYTHONPATH (-E, -I):
+/// `why` says so.
+std::vector<char*> python_argv(int argc, char** argv, std::string* why) {
+  static char kM[] = "-m", kProf[] = "prof", kMeasured[] = "--measured", kDashes[] = "--";
+  std::vector<char*> out = {argv[0]};
+  static std::vector<std::string> split;  // a combined "-um" becomes "-u" and "-m"
+  for (int i = 1; i < argc; ++i) {
+    const std::string t = argv[i];
+    if (t == "--" || t[0] != '-') {
+      const int script = t == "--" ? i + 1 : i;
+      if (script >= argc || std::strcmp(argv[script], "-") == 0) break;
+      for (char* a : {kM, kProf, kMeasured, kDashes}) out.push_back(a);
+      for (int k = script; k < argc; ++k) out.push_back(argv[k]);
+      out.push_back(nullptr);
+      return out;
+    }
+    if (t == "-") break;  // the script on standard input
+    if (t.rfind("--", 0) == 0) {
+      if (t == "--check-hash-based-pycs" && i + 1 < argc) out.push_back(argv[i++]);
+      else if (t == "--help" || t == "--version") break;
+      out.push_back(argv[i]);
+      continue;
+    }
+    bool takes_next = false;
+    for (std::size_t j = 1; j < t.size(); ++j) {
+      const char c = t[j];
+      if (c == 'E' || c == 'I') {
+        *why = "the interpreter runs with -E or -I, which ignore PYTHONPATH: run python3 -m prof instead";
+        return {};
+      }
+      if (c == 'c') {
+        *why = "a command (-c) is not a script: run a script, or python3 -m prof -m module";
+        return {};
+      }
+      if (c == 'm') {
+        const std::string module = j + 1 < t.size() ? t.substr(j + 1) : (i + 1 < argc ? argv[i + 1] : "");
+        if (module.empty() || module == "prof") return {};
+        if (j > 1) out.push_back(const_cast<char*>(split.emplace_back(t.substr(0, j)).c_str()));
+        for (char* a : {kM, kProf, kMeasured, kDashes, kM}) out.push_back(a);
+        out.push_back(const_cast<char*>(split.emplace_back(module).c_str()));
+        for (int k = i + (j + 1 < t.size() ? 1 : 2); k < argc; ++k) out.push_back(argv[k]);
+        out.push_back(nullptr);
+        return out;
+      }
+      if (c == 'W' || c == 'X') {
+        takes_next = j + 1 == t.size();
+        break;
+      }
+    }
+    out.push_back(argv[i]);
+    if (takes_next && i + 1 < argc) out.push_back(argv[++i]);
+  }
+  if (why->empty()) *why = "no script to run (an interactive interpreter, standard input or --version)";
+  return {};
+}
+
+bool verbose() {
+  const char* v = std::getenv("PROF_VERBOSE");
+  return v && std::strtol(v, nullptr, 10) >= 1;
 }
 
 /// Whether this process is a shell or a launcher that execs the real program (a pyenv shim, a job
@@ -89,6 +173,8 @@ int main_with_measurement(int argc, char** argv, char** envp) {
   // A shell started by prof-run: the program it execs (same pid) is the one to measure; programs
   // it forks get their own pid and run unmeasured.
   if (measured && is_shell()) return g_main(argc, argv, envp);
+  const char* pypath = std::getenv("PROFRUN_PYTHONPATH");
+  const std::string python_dir = pypath ? pypath : "";
   forget_preload();
   const void* theirs = ::dlsym(RTLD_DEFAULT, "prof_linked_adapters");
   if (measured && theirs == static_cast<const void*>(prof_run_adapters)) {
@@ -98,6 +184,27 @@ int main_with_measurement(int argc, char** argv, char** envp) {
       if (const void* a = ::dlsym(RTLD_DEFAULT, name)) prof_run_adapters[n++] = static_cast<const prof_adapter*>(a);
     if (auto init = reinterpret_cast<void (*)()>(::dlsym(RTLD_DEFAULT, "prof_init"))) init();
     else std::fprintf(stderr, "prof: error: prof-run: libprof.so is not loaded (LD_PRELOAD was changed?); nothing is measured\n");
+    // A Python interpreter (libpython in the process): its script runs as under python3 -m prof.
+    if (auto version = reinterpret_cast<const char* (*)()>(::dlsym(RTLD_DEFAULT, "Py_GetVersion"));
+        version && ::dlsym(RTLD_DEFAULT, "Py_BytesMain")) {
+      std::string why, tag;
+      std::vector<char*> args;
+      if (python_dir.empty()) why = "prof's Python package is not installed next to prof-run";
+      else if (!has_extension_for(python_dir, version(), &tag))
+        why = "prof's Python package (" + python_dir + "/prof) has no extension for Python " +
+              std::string(version(), std::strcspn(version(), " ")) +
+              "; build prof for it: cmake -DPROF_EXTRA_PYTHONS=/path/to/python (README, Python)";
+      else args = python_argv(argc, argv, &why);
+      if (!args.empty()) {
+        const char* old = std::getenv("PYTHONPATH");
+        ::setenv("PYTHONPATH", (python_dir + (old && *old ? std::string(":") + old : "")).c_str(), 1);
+        if (verbose())
+          std::fprintf(stderr, "prof: prof-run: Python %.*s: Python functions are regions (as python3 -m prof)\n",
+                       static_cast<int>(std::strcspn(version(), " ")), version());
+        return g_main(static_cast<int>(args.size() - 1), args.data(), envp);
+      }
+      if (!why.empty()) std::fprintf(stderr, "prof: warning: prof-run: Python functions are not regions, only samples: %s\n", why.c_str());
+    }
   }
   return g_main(argc, argv, envp);
 }

@@ -90,6 +90,10 @@ bool opens_regions(const std::string& module) {
   return module == "prof" || module.rfind("prof.", 0) == 0 || module.find("nvtx") != std::string::npos;
 }
 
+/// Code that only starts the program's own (runpy, for python3 -m prof -m module): not a region,
+/// what it runs is recorded.
+bool runs_the_program(const std::string& module) { return module == "runpy"; }
+
 constexpr RegionId kDeferred = regions::kFiltered - 2;  // ordinary code first seen during an import
 
 int importing_now();
@@ -106,7 +110,7 @@ PROF_COLD RegionId new_code_region(PyCodeObject* code, PyObject* globals) {
   RegionId id;
   if (import_machinery(module, file)) {
     id = kImport;
-  } else if (opens_regions(module)) {
+  } else if (opens_regions(module) || runs_the_program(module)) {
     id = kSkip;
   } else if (importing_now() > 0) {
     id = kDeferred;

@@ -10,6 +10,7 @@
 #   a filter  EXCLUDE of a Python name; sys.exit(3) gives status 3;
 #   samples.py --sampling: samples of Python code on its function, of C code below it, no frame
 #             of the interpreter itself;
+#   prof-run  python3 script.py and python3 -m module as under python3 -m prof, -c with its warning;
 #   ranks.py  mpi4py on 4 ranks under mpirun python3 -m prof --mpi: one trace, matched messages.
 # Usage: python_prof.sh <python> <PYTHONPATH of the package> <work dir> <source dir> <shared tools or "">
 set -euo pipefail
@@ -115,7 +116,27 @@ if have_cubex_check; then
   [ "$crunch_c" -ge 100 ] || fail "$crunch_c sample hits below __main__:crunch (0.4 s in zlib's C code): native code is not below the Python function"
 fi
 
-# 6. mpi4py on 4 ranks.
+# 6. prof-run python3 script.py and -m module (no PYTHONPATH: prof-run finds the package), -c.
+prof_run=$pypath/../bin/prof-run
+[ -x "$prof_run" ] || prof_run=$(command -v prof-run)
+PYTHONPATH= PROF_VERBOSE=1 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_run "$prof_run" --nosampling "$py" "$src/calls.py" >out_run 2>err_run ||
+  fail "prof-run python3 calls.py failed: $(cat err_run)"
+grep -q '^prof: prof-run: Python 3\.[0-9]*\.[0-9]*.*: Python functions are regions (as python3 -m prof)$' err_run ||
+  fail "prof-run python3: no line saying Python functions are regions: $(grep prof-run err_run)"
+check_trace exp_run/traces.otf2
+grep -v 'math:sqrt\|list.append' out_run >out_run_py  # C calls: off by default
+expect_counts exp_run out_run_py
+(cd "$src" && PYTHONPATH= PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY="$work/exp_runm" "$prof_run" --nosampling "$py" -m forks >"$work/out_runm" 2>"$work/err_runm") || true
+grep -q '^RuntimeError: the script fails on purpose$' err_runm || fail "prof-run python3 -m forks: $(cat err_runm)"
+otf2-print exp_runm/traces.otf2 >exp_runm.print
+[ "$(enters exp_runm.print __main__:work)" -eq 3 ] || fail "prof-run python3 -m forks: $(enters exp_runm.print __main__:work) Enters of work, expected 3"
+[ "$(grep -c '"runpy:' exp_runm.print)" -eq 0 ] || fail "prof-run python3 -m: runpy's frames are regions"
+PYTHONPATH= PROF_EXPERIMENT_DIRECTORY=exp_runc "$prof_run" --nosampling "$py" -c 'print("c ok")' >out_runc 2>err_runc || fail "prof-run python3 -c failed: $(cat err_runc)"
+grep -q '^prof: warning: prof-run: Python functions are not regions, only samples: a command (-c) is not a script' err_runc ||
+  fail "prof-run python3 -c: no warning: $(cat err_runc)"
+echo "prof-run $py: Python functions are regions (script and -m), -c says why not"
+
+# 7. mpi4py on 4 ranks.
 if command -v mpirun >/dev/null 2>&1 && "$py" -c 'import mpi4py' 2>/dev/null; then
   timeout 180 mpirun --oversubscribe -np 4 -x PYTHONPATH -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=exp_mpi \
     "$py" -m prof --mpi "$src/ranks.py" >out_mpi 2>&1 || { tail -20 out_mpi; fail "mpirun -np 4 python3 -m prof --mpi failed"; }
