@@ -391,7 +391,8 @@ bool build(const Options& o, const prof::filter::Filter* filter, Score* s, std::
     const std::uint32_t r = k < nr ? k : static_cast<std::uint32_t>(k - nr);
     row.region = r;
     row.group = k < nr ? paradigm_group(p.regions[r].paradigm) : Group::GPU;
-    row.filterable = k < nr && p.regions[r].paradigm == "compiler";
+    // Functions of compiled code and Python functions: filters apply to both (PROF_FILTERING_FILE).
+    row.filterable = k < nr && (p.regions[r].paradigm == "compiler" || p.regions[r].paradigm == "python");
     row.otf2_per_process.assign(processes, 0);
     row.raw_per_process.assign(processes, 0);
     if (filter && row.filterable) {
@@ -1076,7 +1077,7 @@ int generate(const Options& o, const GenerateRules& g, const Score& s) {
   }
   std::fprintf(f, "# %s filter written by prof-score -g from %s.\n", g.all ? "Maximal" : "Initial", s.path.c_str());
   if (g.all) {
-    std::fprintf(f, "# Excludes every compiler-instrumented function with visits");
+    std::fprintf(f, "# Excludes every compiler-instrumented or Python function with visits");
   } else {
     std::fprintf(f, "# Excludes %s functions with more than %g %% of the trace (max_buf%s)", g.type.c_str(), g.buffer_percent,
                  previous.empty() ? "" : " after the filter below");

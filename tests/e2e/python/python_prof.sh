@@ -7,7 +7,7 @@
 #             a thread, a C function, prof.region and prof.recording;
 #   coro.py   asyncio coroutines (suspended frames interleave; the trace must nest);
 #   forks.py  os.fork (the child never writes), sys.exit in a thread, a script that raises;
-#   a filter  EXCLUDE of a Python name; sys.exit(3) gives status 3;
+#   a filter  EXCLUDE of a Python name; prof-score -g's filter for hot.py; sys.exit(3) gives status 3;
 #   samples.py --sampling: samples of Python code on its function, of C code below it, no frame
 #             of the interpreter itself;
 #   prof-run  python3 script.py and python3 -m module as under python3 -m prof, -c with its warning;
@@ -91,6 +91,18 @@ otf2-print exp_filter/traces.otf2 >filter.print
 [ "$(enters filter.print __main__:leaf)" -eq 0 ] || fail "the filter's EXCLUDE __main__:leaf did not apply"
 [ "$(awk '$1 == "ENTER" && /"builtins:/' filter.print | wc -l)" -eq 0 ] || fail "the filter's EXCLUDE builtins:* did not apply"
 [ "$(enters filter.print __main__:fib)" -eq "$(awk '$2 == "__main__:fib" { print $3 }' out_filter)" ] || fail "the filter removed __main__:fib too"
+# prof-score -g proposes Python functions as it does C ones; its filter removes them.
+score=$pypath/../bin/prof-score
+[ -x "$score" ] || score=$(command -v prof-score)
+PROF_EXPERIMENT_DIRECTORY=exp_hot "$py" -m prof "$src/hot.py" >/dev/null 2>err_hot || fail "hot.py failed: $(cat err_hot)"
+"$score" -g -o hot.filter exp_hot/profile.cubex >/dev/null 2>&1 || fail "prof-score -g failed on a Python profile"
+grep -q '^ *EXCLUDE .*__main__:tiny ' hot.filter || fail "prof-score -g did not propose __main__:tiny: $(cat hot.filter)"
+! grep -q '__main__:slow' hot.filter || fail "prof-score -g proposes __main__:slow (3 visits of 10 ms)"
+PROF_ENABLE_TRACING=true PROF_FILTERING_FILE=hot.filter PROF_EXPERIMENT_DIRECTORY=exp_hot2 "$py" -m prof "$src/hot.py" >out_hot 2>&1 ||
+  fail "hot.py with prof-score's filter failed: $(cat out_hot)"
+otf2-print exp_hot2/traces.otf2 >hot2.print
+[ "$(enters hot2.print __main__:tiny)" -eq 0 ] && [ "$(enters hot2.print __main__:slow)" -eq 3 ] ||
+  fail "prof-score's filter: $(enters hot2.print __main__:tiny) Enters of tiny (0 expected), $(enters hot2.print __main__:slow) of slow (3)"
 printf 'import sys\ndef f():\n    sys.exit(3)\nf()\n' >exit3.py
 set +e
 PROF_EXPERIMENT_DIRECTORY=exp_exit3 "$py" -m prof exit3.py 2>err_exit3
