@@ -42,8 +42,12 @@ void leave_repair(Location* loc, RegionId region, Timestamp t) {
   std::uint32_t i = d;
   while (i > 0 && loc->frames[i - 1].region != region) --i;
   if (i == 0) {
-    ++loc->unmatched_leaves;
+    if (loc->unmatched_leaves++ == 0) loc->first_unmatched = region;
     return;
+  }
+  if (loc->repairs == 0) {
+    loc->first_repair_by = region;
+    loc->first_repaired = loc->frames[d - 1].region;
   }
   while (loc->depth > i) {
     ++loc->repairs;
@@ -251,7 +255,10 @@ void unwind_to(Location* loc, std::uintptr_t cfa) {
     Frame& f = loc->frames[loc->depth - 1];
     if (f.cfa == 0 || f.cfa >= cfa) break;  // still live: at or above the current stack pointer
     if (!t) t = timer::now();
-    ++loc->repairs;
+    if (loc->repairs++ == 0) {
+      loc->first_repaired = f.region;
+      loc->first_repair_by = kRepairByJump;
+    }
     detail::pop(loc, t);
   }
 }

@@ -86,6 +86,9 @@ struct DeferredEvent {
 /// Room for the events of nested signal handlers per location; more are counted as dropped.
 constexpr std::uint32_t kDeferredEvents = 128;
 
+/// Location::first_repair_by of a frame closed because the stack pointer passed it.
+constexpr RegionId kRepairByJump = ~0u - 1;
+
 struct Location {
   // Hot fields, touched by every event.
   bool busy = false;     ///< inside prof on this thread: a re-entered event is deferred
@@ -146,6 +149,10 @@ struct Location {
   // Counters, reported once at finalize.
   std::uint64_t repairs = 0;            ///< Leaves written for frames whose exit hook never ran
   std::uint64_t unmatched_leaves = 0;   ///< Leave without an open frame of its region
+  /// The first repair (the region whose Leave closed frames above it, or kRepairByJump: a frame
+  /// left by longjmp or an exception; and the innermost frame it closed) and the first unmatched
+  /// Leave's region, for the end-of-run warning; ~0u: none.
+  RegionId first_repair_by = ~0u, first_repaired = ~0u, first_unmatched = ~0u;
   std::uint64_t dropped_reentries = 0;  ///< events inside prof itself (signals) that could not be deferred
   std::uint64_t replayed_events = 0;    ///< events from signal handlers, deferred and replayed
   std::uint64_t closed_at_end = 0;      ///< frames still open when the thread or process ended

@@ -1258,6 +1258,7 @@ std::vector<Location*> stop_recording(State& s, const Location* self) {
 /// What the locations counted during the run, summed for the end-of-run lines.
 struct RunCounts {
   std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0, replayed = 0;
+  RegionId first_repair_by = ~0u, first_repaired = ~0u, first_unmatched = ~0u;  // see Location
   std::uint64_t samples = 0, samples_in_prof = 0, samples_dropped = 0, sample_ticks = 0;
 };
 
@@ -1278,6 +1279,11 @@ RunCounts close_locations(const std::vector<Location*>& locs, int exit_status) {
     c.samples_in_prof += loc->samples_in_prof;
     c.samples_dropped += loc->samples_dropped;
     c.sample_ticks += loc->sample_ticks;
+    if (c.repairs == 0 && loc->repairs) {
+      c.first_repair_by = loc->first_repair_by;
+      c.first_repaired = loc->first_repaired;
+    }
+    if (c.unmatched == 0 && loc->unmatched_leaves) c.first_unmatched = loc->first_unmatched;
     c.repairs += loc->repairs;
     c.unmatched += loc->unmatched_leaves;
     c.lost += loc->lost_events;
@@ -1559,10 +1565,19 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
                  ws.otf2_over_budget, size_text(ws.otf2_block_bytes).c_str(), ws.otf2_over_budget_peak,
                  size_text(ws.otf2_over_budget_peak * ws.otf2_block_bytes).c_str(),
                  static_cast<std::uint64_t>(s.otf2_blocks.chunk_count()));
-  if (c.repairs || c.unmatched)
+  if (c.repairs || c.unmatched) {
+    // Which regions: the first case of each (the region definitions, looked up once here).
+    const std::vector<regions::RegionDef> defs = regions::snapshot();
+    auto name = [&](RegionId id) { return id < defs.size() ? "\"" + defs[id].name + "\"" : std::string("?"); };
+    std::string first;
+    if (c.repairs)
+      first += "; the first: " + name(c.first_repaired) +
+               (c.first_repair_by == kRepairByJump ? " left by a longjmp or an exception" : " closed at the exit of " + name(c.first_repair_by));
+    if (c.unmatched) first += std::string(c.repairs ? ", " : "; ") + "the first exit without entry: " + name(c.first_unmatched);
     log::warning("%" PRIu64 " function exits were never reported (longjmp, exceptions without exit hooks) and were closed by prof, %" PRIu64
-                 " exits had no matching entry; the trace stays balanced",
-                 c.repairs, c.unmatched);
+                 " exits had no matching entry; the trace stays balanced%s",
+                 c.repairs, c.unmatched, first.c_str());
+  }
   if (c.lost)
     log::warning("%" PRIu64 " events were lost for lack of memory (the trace stays well nested: %" PRIu64
                  " Leaves without their Enter dropped, %" PRIu64 " regions without their Leave closed); raise PROF_TOTAL_MEMORY "

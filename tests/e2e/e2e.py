@@ -203,9 +203,12 @@ def main():
                 fail("expected repairs > 0, got 0")
         elif n != int(a.repairs):
             fail("expected %s repairs, got %d" % (a.repairs, n))
-        warned = re.search(r"^prof: warning: %d function exits were never reported" % n, r.stderr, re.M)
+        warned = re.search(r"^prof: warning: %d function exits were never reported.*$" % n, r.stderr, re.M)
         if n and not warned:
             fail("%d repairs were not reported in a warning" % n)
+        # The warning names the first repair's regions (which exit closed which frame).
+        if n and not re.search(r'; the first: "[^"?]+" (left by a longjmp or an exception|closed at the exit of "[^"?]+")', warned.group(0)):
+            fail("the repair warning does not name the regions of the first repair: " + warned.group(0))
 
     anchor = os.path.join(exp, "traces.otf2")
     if a.otf2_check is not None and not have_checker(a, "otf2_check.py"):
