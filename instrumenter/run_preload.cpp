@@ -8,7 +8,9 @@
 //    it runs where an executable's constructor would (after every library's static initialisers,
 //    after libc registered the dynamic linker's exit handler, which prof's must precede).
 // Only the process that prof-run started is measured (PROFRUN_PID, the launcher's pid, which exec
-// keeps; a shell in between, e.g. a wrapper script, passes it on to the program it execs): before its main, the libraries prof-run added (PROFRUN_PRELOAD) leave LD_PRELOAD again,
+// keeps); a shell in between (a job script, a pyenv shim, env) passes the measurement on to the
+// program it execs and to the programs worth measuring that it starts (PROFRUN_SHELLS). Before a
+// measured program's main, the libraries prof-run added (PROFRUN_PRELOAD) leave LD_PRELOAD again,
 // so that programs it starts in turn run as they would without prof (a prof-run in front of them
 // measures them), and a fork's child never writes (the runtime's fork handler).
 // A program built with prof-wrap carries its own list and constructor: it is measured once, as
@@ -51,6 +53,42 @@ bool measured_process() {
   return pid && std::strtol(pid, nullptr, 10) == static_cast<long>(::getpid());
 }
 
+/// Whether this process was started (fork+exec) by a shell that prof-run measures: PROFRUN_SHELLS
+/// lists their pids.
+bool child_of_measured_shell() {
+  const char* shells = std::getenv("PROFRUN_SHELLS");
+  if (!shells) return false;
+  const long parent = static_cast<long>(::getppid());
+  for (const char* p = shells; *p;) {
+    char* end = nullptr;
+    const long pid = std::strtol(p, &end, 10);
+    if (end == p) break;
+    if (pid == parent) return true;
+    p = *end ? end + 1 : end;
+  }
+  return false;
+}
+
+/// The running executable's path ("" when unknown).
+std::string self_exe() {
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return "";
+  exe[n] = 0;
+  return exe;
+}
+
+/// Of the programs a measured shell (a job script) runs, the ones measured: a Python interpreter,
+/// and any program outside the system's folders (./app, /opt/..., a venv); the system's helpers
+/// (/usr/bin/hostname, mkdir, date, mpirun...) run as they would without prof.
+bool worth_measuring() {
+  if (::dlsym(RTLD_DEFAULT, "Py_BytesMain")) return true;
+  const std::string exe = self_exe();
+  for (const char* system : {"/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/lib/", "/usr/libexec/", "/lib/", "/usr/lib64/"})
+    if (exe.rfind(system, 0) == 0) return false;
+  return !exe.empty();
+}
+
 /// LD_PRELOAD without the entries of PROFRUN_PRELOAD (both ':'/' '-separated lists).
 void forget_preload() {
   const char* ours = std::getenv("PROFRUN_PRELOAD");
@@ -70,6 +108,7 @@ void forget_preload() {
   ::unsetenv("PROFRUN_PRELOAD");
   ::unsetenv("PROFRUN_PID");
   ::unsetenv("PROFRUN_PYTHONPATH");
+  ::unsetenv("PROFRUN_SHELLS");
 }
 
 // ---- a Python interpreter: run the script as python3 -m prof does ----
@@ -156,12 +195,10 @@ bool verbose() {
 /// Whether this process is a shell or a launcher that execs the real program (a pyenv shim, a job
 /// script, `env`, `numactl`): the exec keeps the pid, so the measurement passes on to that program.
 bool is_shell() {
-  char exe[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return false;
-  exe[n] = 0;
-  const char* base = std::strrchr(exe, '/');
-  base = base ? base + 1 : exe;
+  const std::string exe = self_exe();
+  if (exe.empty()) return false;
+  const char* base = std::strrchr(exe.c_str(), '/');
+  base = base ? base + 1 : exe.c_str();
   for (const char* sh : {"sh", "bash", "dash", "zsh", "ksh", "mksh", "env", "nice", "nohup", "stdbuf", "taskset",
                          "numactl", "chrt", "ionice"})
     if (std::strcmp(base, sh) == 0) return true;
@@ -169,10 +206,19 @@ bool is_shell() {
 }
 
 int main_with_measurement(int argc, char** argv, char** envp) {
-  const bool measured = measured_process();
-  // A shell started by prof-run: the program it execs (same pid) is the one to measure; programs
-  // it forks get their own pid and run unmeasured.
-  if (measured && is_shell()) return g_main(argc, argv, envp);
+  const bool direct = measured_process(), via_shell = !direct && child_of_measured_shell();
+  // A shell started by prof-run (or by such a shell): the program it execs (same pid) and the
+  // programs worth measuring that it starts (a job script's python3 train.py, ./app) are measured,
+  // each with its own experiment.
+  if ((direct || via_shell) && is_shell()) {
+    const char* old = std::getenv("PROFRUN_SHELLS");
+    const std::string me = std::to_string(::getpid());
+    ::setenv("PROFRUN_SHELLS", (old && *old ? std::string(old) + "," + me : me).c_str(), 1);
+    return g_main(argc, argv, envp);
+  }
+  const bool measured = direct || (via_shell && worth_measuring());
+  // Its CUDA too (the injection library starts only in the process PROFRUN_CUDA_PID names).
+  if (via_shell && measured && std::getenv("PROFRUN_CUDA_PID")) ::setenv("PROFRUN_CUDA_PID", std::to_string(::getpid()).c_str(), 1);
   const char* pypath = std::getenv("PROFRUN_PYTHONPATH");
   const std::string python_dir = pypath ? pypath : "";
   forget_preload();

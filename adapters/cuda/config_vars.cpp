@@ -15,6 +15,9 @@ const Member kCudaFeatures[] = {
     {"memset", kCudaMemset, "memsets on their GPU stream"},
     {"sync", kCudaSync, "synchronisation calls (cudaDeviceSynchronize, cudaStreamSynchronize...) as regions, also when runtime is off"},
     {"nvtx", kCudaNvtx, "NVTX ranges: push/pop as regions of the calling thread, start/end on NVTX lanes"},
+    {"query", kCudaQuery,
+     "with runtime: also the calls that only ask (cudaGetDevice, cudaGetLastError, cudaStreamIsCapturing, "
+     "cudaDeviceGetAttribute, cudaEventQuery...), which frameworks make around every kernel"},
     {nullptr, 0, nullptr},
 };
 
@@ -27,7 +30,8 @@ const Var kCudaVars[] = {
      "come from CUPTI's callback API on the calling thread; kernels, copies and memsets from "
      "its activity API, on one location per GPU stream with GPU timestamps on prof's clock. "
      "`default` is the runtime API without the driver API (a runtime call makes driver calls "
-     "of its own, which would double the events). `none` records nothing of CUDA and leaves "
+     "of its own, which would double the events) and without its query calls (`query`: "
+     "PyTorch makes several per kernel, each a CUPTI callback at its entry and exit). `none` records nothing of CUDA and leaves "
      "CUPTI alone (another tool may then use it). Example: `PROF_CUDA_ENABLE=kernel,memcpy` "
      "for the GPU timeline only.",
      kCudaFeatures},

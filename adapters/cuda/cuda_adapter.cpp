@@ -71,6 +71,14 @@ std::string api_name(const char* raw) {
 }
 
 bool is_sync(const std::string& name) { return name.find("Synchronize") != std::string::npos; }
+// Calls that only ask (feature query): they neither wait nor make GPU work, and frameworks call
+// them around every kernel (PyTorch: cudaGetDevice, cudaGetLastError, cudaStreamIsCapturing).
+bool is_query(const char* raw) {
+  if (!raw) return false;
+  for (const char* part : {"Get", "Query", "IsCapturing", "PeekAtLastError", "Occupancy", "CanAccessPeer", "ExchangeStreamCaptureMode"})
+    if (std::strstr(raw, part)) return true;
+  return false;
+}
 // The runtime's internals around a <<<>>> launch (__cudaPushCallConfiguration,
 // __cudaPopCallConfiguration, __cudaGetKernel): three more regions per launch that the user
 // never called.
@@ -80,6 +88,12 @@ bool internal(const char* raw) { return raw && std::strncmp(raw, "__cuda", 6) ==
 bool makes_activity(const char* name) {
   return name && (std::strstr(name, "Launch") || std::strstr(name, "Memcpy") || std::strstr(name, "Memset") ||
                   std::strstr(name, "memcpy") || std::strstr(name, "memset"));
+}
+
+/// Whether a runtime call (CUPTI's name `raw`, the region's `name`) is a region.
+bool runtime_wanted(const char* raw, const std::string& name) {
+  if ((g_enable & config::kCudaSync) && is_sync(name)) return true;
+  return (g_enable & config::kCudaRuntime) && ((g_enable & config::kCudaQuery) || !is_query(raw));
 }
 
 RegionId api_region(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* raw) {
@@ -92,7 +106,7 @@ RegionId api_region(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const ch
   const std::string name = api_name(raw);
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   const bool wanted = internal(raw) ? false
-                      : runtime    ? (g_enable & config::kCudaRuntime) || ((g_enable & config::kCudaSync) && is_sync(name))
+                      : runtime    ? runtime_wanted(raw, name)
                                    : (g_enable & config::kCudaDriver) != 0;
   if (!wanted) {
     r = kNoRegion;
@@ -480,23 +494,24 @@ int adapter_init() {
   if (!(g_enable & (api_bits | gpu_bits))) return 0;
   if (!check(cuptiSubscribe(&g_subscriber, &on_callback, nullptr), "cuptiSubscribe")) return 0;
   g_subscribed = true;
-  if (g_enable & (config::kCudaRuntime | config::kCudaSync)) cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
   if (g_enable & config::kCudaDriver) cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
-  // The GPU timeline: the trace's stream locations and the profile's stream columns.
-  if (!(g_enable & gpu_bits) || !(v.enable_tracing || v.enable_profiling)) return 0;
-  // The host side of GPU work (which thread and call path launched it) comes from the runtime's
-  // callbacks; the profile needs it (the launching call path), and so do copies (their RMA peer).
-  // Without runtime regions only the calls that make GPU work are switched on, and none when
-  // nothing needs them (kernels in a trace only): a callback costs on every call, and a loop of
-  // small kernels is made of launches.
-  const bool need_host = v.enable_profiling || (g_enable & config::kCudaMemcpy);
-  if (!(g_enable & (config::kCudaRuntime | config::kCudaSync)) && need_host) {
+  // The runtime's callbacks, one by one: a callback costs about a microsecond on every call, so
+  // only the calls that are regions (runtime, without the queries unless asked; sync) and the
+  // ones that make GPU work, whose host side (the launching thread, the RMA peer of a copy, the
+  // call path the profile puts GPU time under) the GPU timeline needs, and none when nothing
+  // needs them (kernels in a trace only): a loop of small kernels is made of launches.
+  const bool timeline = (g_enable & gpu_bits) && (v.enable_tracing || v.enable_profiling);
+  const bool need_host = timeline && (v.enable_profiling || (g_enable & config::kCudaMemcpy));
+  if ((g_enable & (config::kCudaRuntime | config::kCudaSync)) || need_host) {
     for (CUpti_CallbackId id = 0; id < static_cast<CUpti_CallbackId>(kRuntimeIds); ++id) {
       const char* name = nullptr;
-      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) == CUPTI_SUCCESS && makes_activity(name))
+      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) != CUPTI_SUCCESS || !name) continue;
+      if ((need_host && makes_activity(name)) || (!internal(name) && runtime_wanted(name, api_name(name))))
         cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
     }
   }
+  // The GPU timeline: the trace's stream locations and the profile's stream columns.
+  if (!timeline) return 0;
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   // GPU times on prof's clock.
   if (cuptiActivityRegisterTimestampCallback([]() -> uint64_t { return api::now(); }) != CUPTI_SUCCESS)

@@ -150,7 +150,7 @@ enum MpiGroup : std::uint64_t {
 
 enum CudaFeature : std::uint64_t {
   kCudaRuntime = 1 << 0, kCudaDriver = 1 << 1, kCudaKernel = 1 << 2, kCudaMemcpy = 1 << 3, kCudaMemset = 1 << 4,
-  kCudaSync = 1 << 5, kCudaNvtx = 1 << 6,
+  kCudaSync = 1 << 5, kCudaNvtx = 1 << 6, kCudaQuery = 1 << 7,
 };
 
 /// The one instance the tables point into.

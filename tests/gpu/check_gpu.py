@@ -322,6 +322,13 @@ def check_host(tr, p, where, master, threads, fail):
             op.enter, op.leave = t0, t1
     for name in sorted(bad_paradigm):
         fail.add("%sthe host region %r does not have paradigm CUDA" % (where, name), kind="API paradigm")
+    # The runtime's query calls (cudaGetDevice, cudaGetLastError, cudaPeekAtLastError after every
+    # launch of these programs...) are regions only with PROF_CUDA_ENABLE=...,query.
+    queries = sorted({ev.region.name for loc in threads for ev in tr.events.get(loc, [])
+                      if type(ev).__name__ == "Enter" and ev.region.paradigm == tr.otf2.Paradigm.CUDA
+                      and re.match(r"cuda\w*(Get|Query|IsCapturing|PeekAtLastError)", ev.region.name)})
+    if queries:
+        fail.add("%sthe runtime's query calls are regions by default: %s" % (where, ", ".join(queries)), kind="query regions")
 
 
 def stream_activities(tr, loc, where, fail):

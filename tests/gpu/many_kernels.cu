@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   for (long i = 0; i < count; ++i) tiny<<<1, 32, 0, s>>>(counter, cycles);
   auto t1 = std::chrono::steady_clock::now();
   gpu_op("cudaLaunchKernel", count, "s0", "kernel:tiny", nullptr);
-  CU(cudaGetLastError, nullptr, nullptr, nullptr);
+  GPU_CHECK(cudaGetLastError());  // a query: not a region unless PROF_CUDA_ENABLE has query
   CU(cudaDeviceSynchronize, nullptr, nullptr, "all");
   auto t2 = std::chrono::steady_clock::now();
 

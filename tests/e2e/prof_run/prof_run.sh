@@ -73,6 +73,18 @@ PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_wrapper "$bin/prof-run" -
 otf2-print exp_wrapper/traces.otf2 >print_wrapper 2>&1 || fail "no trace of the program the wrapper execs"
 [ "$(awk '$1 == "THREAD_BEGIN"' print_wrapper | wc -l)" -eq 2 ] || fail "the wrapper's program: not 2 ThreadBegin records"
 
+# 2c. A job script that runs the program without exec, between system helpers: the program is
+# measured (its own experiment), the helpers (uname, mkdir: the system's programs) are not.
+mkdir -p job && cd job
+printf '#!/bin/sh\nuname >/dev/null\nmkdir -p made\n../app "$@"\necho after\n' >job.sh
+chmod +x job.sh
+PROF_ENABLE_TRACING=true "$bin/prof-run" --nosampling ./job.sh >out 2>err || fail "prof-run ./job.sh failed: $(cat err)"
+grep -q '^after$' out || fail "the job script did not go on after the program: $(cat out)"
+[ "$(ls -d prof-* 2>/dev/null | wc -l)" -eq 1 ] || fail "a job script without exec: not one experiment (the program's): $(ls -d prof-* 2>/dev/null)"
+otf2-print prof-*/traces.otf2 >print_job 2>&1 || fail "no trace of the program the job script runs"
+[ "$(awk '$1 == "THREAD_BEGIN"' print_job | wc -l)" -eq 2 ] || fail "the job script's program: not 2 ThreadBegin records"
+cd ..
+
 # 3. A prof-wrap'd program under prof-run: one measurement, exact visits.
 "$bin/prof-wrap" gcc -O1 "$src/threads_lib.c" "$src/libwork.c" -o app_wrapped -pthread
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_wrapped "$bin/prof-run" ./app_wrapped >/dev/null 2>err ||

@@ -146,7 +146,16 @@ otf2-print exp_runm/traces.otf2 >exp_runm.print
 PYTHONPATH= PROF_EXPERIMENT_DIRECTORY=exp_runc "$prof_run" --nosampling "$py" -c 'print("c ok")' >out_runc 2>err_runc || fail "prof-run python3 -c failed: $(cat err_runc)"
 grep -q '^prof: warning: prof-run: Python functions are not regions, only samples: a command (-c) is not a script' err_runc ||
   fail "prof-run python3 -c: no warning: $(cat err_runc)"
-echo "prof-run $py: Python functions are regions (script and -m), -c says why not"
+# A job script that runs python3 without exec (as under srun/mpirun): the interpreter is measured.
+printf '#!/bin/sh\nhostname >/dev/null\n"$1" "$2"\necho "job: python said $?"\n' >job.sh
+chmod +x job.sh
+PYTHONPATH= PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_job "$prof_run" --nosampling ./job.sh "$py" "$src/forks.py" >out_job 2>err_job ||
+  fail "prof-run ./job.sh failed: $(cat err_job)"
+grep -q '^job: python said 1$' out_job || fail "the job script: $(cat out_job)"
+[ "$(ls -d exp_job* | wc -l)" -eq 1 ] || fail "the job script: not one experiment: $(ls -d exp_job*)"
+otf2-print exp_job/traces.otf2 >exp_job.print
+[ "$(enters exp_job.print __main__:work)" -eq 3 ] || fail "the job script's python: $(enters exp_job.print __main__:work) Enters of work, expected 3"
+echo "prof-run $py: Python functions are regions (script, -m, a job script), -c says why not"
 
 # 7. mpi4py on 4 ranks.
 if command -v mpirun >/dev/null 2>&1 && "$py" -c 'import mpi4py' 2>/dev/null; then
@@ -160,6 +169,13 @@ if command -v mpirun >/dev/null 2>&1 && "$py" -c 'import mpi4py' 2>/dev/null; th
     [ "$(grep -c '^MPI_RECV .*Communicator: "MPI_COMM_WORLD"' mpi.print)" -eq 12 ] || fail "not 12 sends and receives of Sendrecv on MPI_COMM_WORLD"
   have_cubex_check && /usr/bin/python3 "$tools/cubex_check.py" exp_mpi/profile.cubex --expect-locations 4 | tail -n 1
   echo "mpi4py: 4 ranks, 12 Sendrecv messages matched, exchange 12 times"
+  # The same through prof-run in front of the interpreter (no PYTHONPATH: prof-run finds the package).
+  PYTHONPATH= timeout 180 mpirun --oversubscribe -np 4 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=exp_mpirun \
+    "$prof_run" --mpi --nosampling "$py" "$src/ranks.py" >out_mpirun 2>&1 || { tail -20 out_mpirun; fail "mpirun -np 4 prof-run --mpi python3 failed"; }
+  check_trace exp_mpirun/traces.otf2 --mpi --expect-locations 4
+  otf2-print exp_mpirun/traces.otf2 >mpirun.print 2>mpirun.err && [ ! -s mpirun.err ] || fail "otf2-print rejects the prof-run mpi4py trace: $(head -3 mpirun.err)"
+  [ "$(enters mpirun.print __main__:exchange)" -eq 12 ] || fail "prof-run mpi4py: $(enters mpirun.print __main__:exchange) Enters of exchange, expected 12"
+  echo "mpi4py under mpirun -np 4 prof-run --mpi python3: one trace, exchange 12 times"
 else
   echo "mpi4py part skipped: mpirun or mpi4py (python3-mpi4py) is not there"
 fi
