@@ -227,6 +227,7 @@ export BENCH_RESULTS=$results BENCH_PROBLEMS=$problems BENCH_DOC_OUT=$doc BENCH_
   BENCH_UCALLS=$ucalls BENCH_DEPTH=$depth BENCH_PAIRS=$pairs BENCH_PROF_MEM=$prof_mem
 # The CUDA section is measured on a GPU machine (bench/cuda.sh): kept as it is where there is none.
 cuda_block=$( [[ -f $doc ]] && sed -n '/<!-- cuda:begin/,/<!-- cuda:end -->/p' "$doc" || true)
+pytorch_block=$( [[ -f $doc ]] && sed -n '/<!-- pytorch:begin/,/<!-- pytorch:end -->/p' "$doc" || true)
 python3 - <<'PYEOF'
 import os, statistics, sys
 from collections import defaultdict
@@ -581,4 +582,11 @@ if nvidia-smi -L >/dev/null 2>&1 && [[ -e $build/lib/libprof_cuda.so ]]; then
 elif [[ -n $cuda_block && ${BENCH_DOC_OUT:-$doc} != "-" ]]; then
   printf '\n%s\n' "$cuda_block" >>"$doc"
   note "no GPU here: the CUDA section of the report is kept from its last run on a GPU (bench/cuda.sh --build/--run/--report)"
+fi
+# The PyTorch part, the same way (bench/pytorch.sh; a GPU and PyTorch with CUDA).
+if nvidia-smi -L >/dev/null 2>&1 && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && [[ -d $build/python/prof ]]; then
+  PROF_BUILD=$build "$here/pytorch.sh" "$doc" >&2
+elif [[ -n $pytorch_block && ${BENCH_DOC_OUT:-$doc} != "-" ]]; then
+  printf '\n%s\n' "$pytorch_block" >>"$doc"
+  note "no GPU or no PyTorch here: the PyTorch section of the report is kept from its last run (bench/pytorch.sh --run/--report)"
 fi

@@ -123,18 +123,35 @@ RegionId api_region(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const ch
 }
 
 // correlation id → the host call that launched GPU work: its thread (the index of its location,
-// the RMA peer of a copy) and its call path (where the profile puts the GPU time). A graph
-// launch's kernels share its id, so entries are not taken out when used but dropped once they
-// are far behind the newest id the consumer has seen (ids grow; a launch's records arrive
-// within a flush period or two).
+// the RMA peer of a copy) and its call path (where the profile puts the GPU time). A ring of
+// slots indexed by the id's low bits, so a launch costs no allocation: a graph launch's kernels
+// share its id, so a slot is not emptied when used but overwritten by the id 2^18 later (ids
+// grow; a launch's records arrive within a flush period or two). calloc'd: only the slots used
+// are ever touched.
 struct Issuer {
   std::uint32_t thread = 0;
   const void* path = nullptr;
 };
+struct CorrelationSlot {
+  std::uint32_t id;  // 0: empty (CUPTI's ids start at 1)
+  Issuer who;
+};
 constexpr std::uint32_t kCorrelationWindow = 1u << 18;
 std::mutex g_corr_mutex;
-std::unordered_map<std::uint32_t, Issuer>* g_corr;
-std::uint32_t g_corr_newest = 0, g_corr_pruned_below = 0;
+CorrelationSlot* g_corr;
+// Per runtime/driver callback id: whether the call makes GPU work (0 not known yet, 1 no, 2 yes).
+std::atomic<std::uint8_t> g_runtime_activity[kRuntimeIds], g_driver_activity[kDriverIds];
+
+/// makes_activity for a call, by its callback id, the name looked at once.
+bool call_makes_activity(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name) {
+  std::atomic<std::uint8_t>* slot = nullptr;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < static_cast<CUpti_CallbackId>(kRuntimeIds)) slot = &g_runtime_activity[cbid];
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < static_cast<CUpti_CallbackId>(kDriverIds)) slot = &g_driver_activity[cbid];
+  if (!slot) return makes_activity(name);
+  std::uint8_t v = slot->load(std::memory_order_relaxed);
+  if (!v) slot->store(v = makes_activity(name) ? 2 : 1, std::memory_order_relaxed);
+  return v == 2;
+}
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 
@@ -229,21 +246,11 @@ Issuer issuer(std::uint32_t c, std::uint32_t runtime_c) {
   std::lock_guard<std::mutex> lock(g_corr_mutex);
   for (std::uint32_t key : {runtime_c, c}) {
     if (!key) continue;
-    if (key > g_corr_newest) g_corr_newest = key;
-    auto it = g_corr->find(key);
-    if (it != g_corr->end()) return it->second;
+    const CorrelationSlot& slot = g_corr[key & (kCorrelationWindow - 1)];
+    if (slot.id == key) return slot.who;
   }
   ++g_unknown_issuer;  // consumer lock held: counted, reported with PROF_VERBOSE
   return Issuer{};
-}
-
-// Drops the entries far behind the newest id seen (consumer, after each buffer).
-void prune_correlations() {
-  std::lock_guard<std::mutex> lock(g_corr_mutex);
-  if (g_corr_newest < kCorrelationWindow || g_corr_newest - kCorrelationWindow < g_corr_pruned_below + kCorrelationWindow / 4) return;
-  g_corr_pruned_below = g_corr_newest - kCorrelationWindow;
-  for (auto it = g_corr->begin(); it != g_corr->end();)
-    it = it->first < g_corr_pruned_below ? g_corr->erase(it) : std::next(it);
 }
 
 // A held record (buffer_completed left out those without GPU times) onto its stream.
@@ -411,7 +418,6 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   }
   const std::uint64_t now = api::now(), hold = static_cast<std::uint64_t>(kHoldSeconds * api::ticks_per_second());
   if (!g_flushing) release_pending(now > hold ? now - hold : 0);
-  prune_correlations();
 }
 
 void disable_activity() {
@@ -443,10 +449,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
       api::enter(loc, region);
       *cb->correlationData = 1;  // its Leave is due at the exit
     }
-    if (g_activity && makes_activity(cb->functionName)) {
+    if (g_activity && call_makes_activity(domain, cbid, cb->functionName)) {
       const Issuer who{api::location_index(loc), api::call_path(loc)};  // inside the call's own region
       std::lock_guard<std::mutex> lock(g_corr_mutex);
-      (*g_corr)[cb->correlationId] = who;
+      g_corr[cb->correlationId & (kCorrelationWindow - 1)] = CorrelationSlot{cb->correlationId, who};
     }
     api::release(loc);
   } else if (*cb->correlationData == 1) {
@@ -482,7 +488,11 @@ int adapter_init() {
   for (auto& r : g_runtime_regions) r.store(kUnset, std::memory_order_relaxed);
   for (auto& r : g_driver_regions) r.store(kUnset, std::memory_order_relaxed);
   for (auto& r : g_copy_regions) r = kNoRegion;
-  g_corr = new std::unordered_map<std::uint32_t, Issuer>;
+  g_corr = static_cast<CorrelationSlot*>(std::calloc(kCorrelationWindow, sizeof(CorrelationSlot)));
+  if (!g_corr) {
+    api::warning("CUDA: no memory for the correlation table; prof records no CUDA calls and no GPU activity");
+    return 0;
+  }
   g_streams = new std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, Stream>;
   g_kernel_regions = new std::unordered_map<std::string, RegionId>;
   // The driver's and CUPTI's own threads are not the program's.
