@@ -17,13 +17,13 @@
 #   bench/pytorch.sh --report FILE [doc] the section of docs/PERFORMANCE.md between the
 #                                        "pytorch:begin" and "pytorch:end" markers, from FILE
 # PROF_BUILD: prof's build (or a carried tree with bin/prof-run and python/prof); PYTHON: the
-# Python with PyTorch (python3). Knobs: BENCH_REPS (11), BENCH_STEPS (200), BENCH_CPU.
+# Python with PyTorch (python3). Knobs: BENCH_REPS (7; a repetition of the five variants takes about a minute), BENCH_STEPS (200), BENCH_CPU.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(dirname "$here")
 build=${PROF_BUILD:-$src/build}
 py=${PYTHON:-python3}
-reps=${BENCH_REPS:-11}
+reps=${BENCH_REPS:-7}
 steps=${BENCH_STEPS:-200}
 cpu=${BENCH_CPU:-$(($(nproc) - 1))}
 
@@ -80,7 +80,9 @@ interleaved, each pinned to one core; the steps timed inside the script).
 The goal is within 5 %% of plain with default settings. The Python side (sys.monitoring) is what
 `PROF_CUDA_ENABLE=none` shows; the rest is the CUDA adapter's (CUPTI's callbacks on the API calls
 that are regions or launch work, and its activity records of every kernel, copy and memset).
-<!-- pytorch:end -->""" % (head, len(runs["plain"]), "\n".join(rows))
+Whole runs land on one of two levels on a shared GPU machine (plain here from %.2f to %.2f ms per
+step), whatever runs: compare the minima; a median says how many runs of a variant landed high.
+<!-- pytorch:end -->""" % (head, len(runs["plain"]), "\n".join(rows), min(runs["plain"]), max(runs["plain"]))
 print(text)
 if doc != "-":
     try:
