@@ -44,9 +44,9 @@ done
 rm -rf "$exp"
 timer=$(PROF_VERBOSE=1 PROF_EXPERIMENT_DIRECTORY=$exp PYTHONPATH=$build/python "$py" -m prof "$here/python_calls.py" 10 2>&1 | sed -n 's/^prof: timer: //p' | head -1)
 rm -rf "$exp"
-"$py" - "$out" "$doc" "$(date -u +%Y-%m-%d)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')" "$calls" "$timer" <<'PY'
+"$py" - "$out" "$doc" "$(date -u +%Y-%m-%d)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')" "$calls" "$timer" "$here" <<'PY'
 import statistics, sys
-data, doc, date, cores, cpu, calls, timer = sys.argv[1:8]
+data, doc, date, cores, cpu, calls, timer, bench = sys.argv[1:9]
 calls = int(calls)
 runs = {}
 for line in open(data):
@@ -82,12 +82,7 @@ interleaved repetitions; the loop timed inside the script); prof's timer: %s.
 the clock twice per call (prof: its timer above; cProfile: `time.perf_counter`).
 <!-- python:end -->""" % (date, cores, cpu, calls, len(runs[sorted(runs)[0]]["plain"]), timer, "\n\n".join(tables), ";\n".join(summary))
 print(text)
-if doc != "-":
-    try:
-        s = open(doc).read()
-    except FileNotFoundError:
-        s = ""
-    b, e = s.find("<!-- python:begin -->"), s.find("<!-- python:end -->")
-    s = s[:b] + text + s[e + len("<!-- python:end -->"):] if b >= 0 and e >= 0 else s.rstrip("\n") + "\n\n" + text + "\n"
-    open(doc, "w").write(s)
+sys.path.insert(0, bench)
+from doc_section import put_section
+put_section(doc, "python", text)
 PY

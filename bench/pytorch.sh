@@ -50,9 +50,9 @@ run_phase() {
 
 report_phase() {
   local in=$1 doc=${2:-$src/docs/PERFORMANCE.md}
-  python3 - "$in" "$doc" <<'PY'
+  python3 - "$in" "$doc" "$here" <<'PY'
 import statistics, sys
-data, doc = sys.argv[1:3]
+data, doc, bench = sys.argv[1:4]
 head, runs = "", {}
 for line in open(data):
     if line.startswith("#"):
@@ -84,14 +84,9 @@ Whole runs land on one of two levels on a shared GPU machine (plain here from %.
 step), whatever runs: compare the minima; a median says how many runs of a variant landed high.
 <!-- pytorch:end -->""" % (head, len(runs["plain"]), "\n".join(rows), min(runs["plain"]), max(runs["plain"]))
 print(text)
-if doc != "-":
-    try:
-        s = open(doc).read()
-    except FileNotFoundError:
-        s = ""
-    b, e = s.find("<!-- pytorch:begin -->"), s.find("<!-- pytorch:end -->")
-    s = s[:b] + text + s[e + len("<!-- pytorch:end -->"):] if b >= 0 and e >= 0 else s.rstrip("\n") + "\n\n" + text + "\n"
-    open(doc, "w").write(s)
+sys.path.insert(0, bench)
+from doc_section import put_section
+put_section(doc, "pytorch", text)
 PY
 }
 

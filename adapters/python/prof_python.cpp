@@ -299,27 +299,15 @@ inline PyObject* result_for(RegionId id) {
   return Py_NewRef(id == kSkip ? g_disable : Py_None);
 }
 
-// callback(code, offset) for PY_START and PY_RESUME; (code, offset, value) for PY_THROW.
-PyObject* mon_enter(PyObject*, PyObject* const* args, Py_ssize_t) {
+// callback(code, offset[, value]) of a code object's event: PY_START, PY_RESUME, PY_THROW (enter),
+// PY_RETURN, PY_YIELD, PY_UNWIND (leave). `kLocal`: an event that may be switched off where it
+// fires (not PY_THROW and PY_UNWIND).
+template <void (*kHandle)(RegionId), bool kLocal>
+PyObject* mon_code(PyObject*, PyObject* const* args, Py_ssize_t) {
   if (!g_active) Py_RETURN_NONE;
   const RegionId id = code_region(args[0], &no_globals);
-  on_enter(id);
-  return result_for(id);
-}
-PyObject* mon_enter_nolocal(PyObject*, PyObject* const* args, Py_ssize_t) {
-  if (g_active) on_enter(code_region(args[0], &no_globals));
-  Py_RETURN_NONE;
-}
-// callback(code, offset, value) for PY_RETURN and PY_YIELD; PY_UNWIND (not to be disabled).
-PyObject* mon_leave(PyObject*, PyObject* const* args, Py_ssize_t) {
-  if (!g_active) Py_RETURN_NONE;
-  const RegionId id = code_region(args[0], &no_globals);
-  on_leave(id);
-  return result_for(id);
-}
-PyObject* mon_leave_nolocal(PyObject*, PyObject* const* args, Py_ssize_t) {
-  if (g_active) on_leave(code_region(args[0], &no_globals));
-  Py_RETURN_NONE;
+  kHandle(id);
+  return kLocal ? result_for(id) : Py_NewRef(Py_None);
 }
 // callback(code, offset, callable, arg0) for CALL (every call; only C functions are ours),
 // C_RETURN and C_RAISE (after a C function's call whose CALL was seen).
@@ -334,10 +322,10 @@ PyObject* mon_c_leave(PyObject*, PyObject* const* args, Py_ssize_t n) {
 
 #define PROF_FASTCALL(f) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&(f)))
 PyMethodDef kCallbacks[] = {
-    {"_enter", PROF_FASTCALL(mon_enter), METH_FASTCALL, nullptr},
-    {"_enter_nolocal", PROF_FASTCALL(mon_enter_nolocal), METH_FASTCALL, nullptr},
-    {"_leave", PROF_FASTCALL(mon_leave), METH_FASTCALL, nullptr},
-    {"_leave_nolocal", PROF_FASTCALL(mon_leave_nolocal), METH_FASTCALL, nullptr},
+    {"_enter", PROF_FASTCALL((mon_code<on_enter, true>)), METH_FASTCALL, nullptr},
+    {"_enter_nolocal", PROF_FASTCALL((mon_code<on_enter, false>)), METH_FASTCALL, nullptr},
+    {"_leave", PROF_FASTCALL((mon_code<on_leave, true>)), METH_FASTCALL, nullptr},
+    {"_leave_nolocal", PROF_FASTCALL((mon_code<on_leave, false>)), METH_FASTCALL, nullptr},
     {"_call", PROF_FASTCALL(mon_call), METH_FASTCALL, nullptr},
     {"_c_leave", PROF_FASTCALL(mon_c_leave), METH_FASTCALL, nullptr},
 };
