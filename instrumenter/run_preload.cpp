@@ -167,10 +167,14 @@ std::vector<char*> python_argv(int argc, char** argv, std::string* why) {
       }
       if (c == 'm') {
         const std::string module = j + 1 < t.size() ? t.substr(j + 1) : (i + 1 < argc ? argv[i + 1] : "");
-        if (module.empty() || module == "prof") return {};
+        if (module.empty()) return {};
         if (j > 1) out.push_back(const_cast<char*>(split.emplace_back(t.substr(0, j)).c_str()));
-        for (char* a : {kM, kProf, kMeasured, kDashes, kM}) out.push_back(a);
-        out.push_back(const_cast<char*>(split.emplace_back(module).c_str()));
+        for (char* a : {kM, kProf, kMeasured}) out.push_back(a);
+        // python3 -m prof [options] script: prof's own front end, told that prof-run runs it already.
+        if (module != "prof") {
+          for (char* a : {kDashes, kM}) out.push_back(a);
+          out.push_back(const_cast<char*>(split.emplace_back(module).c_str()));
+        }
         for (int k = i + (j + 1 < t.size() ? 1 : 2); k < argc; ++k) out.push_back(argv[k]);
         out.push_back(nullptr);
         return out;

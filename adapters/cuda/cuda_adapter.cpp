@@ -505,7 +505,7 @@ int adapter_init() {
   if (!check(cuptiSubscribe(&g_subscriber, &on_callback, nullptr), "cuptiSubscribe")) return 0;
   g_subscribed = true;
   if (g_enable & config::kCudaDriver) cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
-  // The runtime's callbacks, one by one: a callback costs about a microsecond on every call, so
+  // The runtime's callbacks, one by one: a callback costs on every call of its function, so
   // only the calls that are regions (runtime, without the queries unless asked; sync) and the
   // ones that make GPU work, whose host side (the launching thread, the RMA peer of a copy, the
   // call path the profile puts GPU time under) the GPU timeline needs, and none when nothing

@@ -10,7 +10,7 @@
 #   a filter  EXCLUDE of a Python name; prof-score -g's filter for hot.py; sys.exit(3) gives status 3;
 #   samples.py --sampling: samples of Python code on its function, of C code below it, no frame
 #             of the interpreter itself;
-#   prof-run  python3 script.py and python3 -m module as under python3 -m prof, -c with its warning;
+#   prof-run  python3 script.py, -m module, -m prof, a job script, as under python3 -m prof; -c warns;
 #   ranks.py  mpi4py on 4 ranks under mpirun python3 -m prof --mpi: one trace, matched messages.
 # Usage: python_prof.sh <python> <PYTHONPATH of the package> <work dir> <source dir> <shared tools or "">
 set -euo pipefail
@@ -143,6 +143,10 @@ grep -q '^RuntimeError: the script fails on purpose$' err_runm || fail "prof-run
 otf2-print exp_runm/traces.otf2 >exp_runm.print
 [ "$(enters exp_runm.print __main__:work)" -eq 3 ] || fail "prof-run python3 -m forks: $(enters exp_runm.print __main__:work) Enters of work, expected 3"
 [ "$(grep -c '"runpy:' exp_runm.print)" -eq 0 ] || fail "prof-run python3 -m: runpy's frames are regions"
+PYTHONPATH= PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_runp "$prof_run" --nosampling "$py" -m prof "$src/forks.py" >/dev/null 2>err_runp || true
+grep -q '^RuntimeError: the script fails on purpose$' err_runp || fail "prof-run python3 -m prof forks.py: $(cat err_runp)"
+otf2-print exp_runp/traces.otf2 >exp_runp.print
+[ "$(enters exp_runp.print __main__:work)" -eq 3 ] || fail "prof-run python3 -m prof: $(enters exp_runp.print __main__:work) Enters of work, expected 3"
 PYTHONPATH= PROF_EXPERIMENT_DIRECTORY=exp_runc "$prof_run" --nosampling "$py" -c 'print("c ok")' >out_runc 2>err_runc || fail "prof-run python3 -c failed: $(cat err_runc)"
 grep -q '^prof: warning: prof-run: Python functions are not regions, only samples: a command (-c) is not a script' err_runc ||
   fail "prof-run python3 -c: no warning: $(cat err_runc)"
