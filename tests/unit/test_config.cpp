@@ -469,7 +469,7 @@ TEST_CASE("messages quote the value as the user wrote it (issue 15, defect 9)", 
   // A Set's unknown item keeps its spelling (it was lowered: '16mjunk' for 16Mjunk).
   CHECK(parse_error("PROF_CUDA_ENABLE", "Kernel,16Mjunk") ==
         "PROF_CUDA_ENABLE='Kernel,16Mjunk' has the unknown value '16Mjunk'; use a comma list of runtime, driver, "
-        "kernel, memcpy, memset, sync, nvtx, all, default or none, e.g. runtime,driver");
+        "kernel, memcpy, memset, sync, nvtx, query, all, default or none, e.g. runtime,driver");
   CHECK(parse_error("PROF_PTHREAD_ENABLE", "MUTEX,~Join") ==
         "PROF_PTHREAD_ENABLE='MUTEX,~Join' has the unknown value '~Join'; use a comma list of "
         "create, mutex, cond, all, default or none, e.g. create,mutex");
