@@ -187,6 +187,9 @@ RegionId g_memset_region = kNoRegion;
 comms::CommId g_window = comms::kNoComm;  // the process's CUDA communicator = its RMA window
 std::uint64_t g_matching = 0;
 std::uint64_t g_items = 0, g_reordered = 0, g_dropped = 0, g_bad_times = 0, g_unknown_issuer = 0, g_late = 0;
+std::string g_unknown_names;  // of the first activities of unknown host call, for PROF_VERBOSE
+// Calls that make GPU work on a thread that could not record (measurement off, inside prof).
+std::atomic<std::uint64_t> g_launch_unrecorded{0};
 bool g_closed = false;  // finalize is over: buffers that still come back are only freed
 bool g_flushing = false;  // finalize's flush: every buffer comes in before anything is written
 std::atomic<std::uint64_t> g_buffers_refused{0};  // CUPTI's requests beyond the limit (it asks again per record)
@@ -264,7 +267,10 @@ void write_item(const Item& it) {
   s.last = std::max(s.last, it.end);
   ++g_items;
   Location* loc = s.loc;
+  const std::uint64_t unknown_before = g_unknown_issuer;
   const Issuer from = issuer(it.correlation, it.runtime_correlation);
+  if (g_unknown_issuer != unknown_before && g_unknown_names.size() < 3 && g_unknown_names.find(it.name) == std::string::npos)
+    g_unknown_names += (g_unknown_names.empty() ? "" : ", ") + it.name.substr(0, 60);
   switch (it.kind) {
     case ItemKind::Kernel: {
       const RegionId r = kernel_region(it.name);
@@ -444,7 +450,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   if (cb->callbackSite == CUPTI_API_ENTER) {
     *cb->correlationData = 0;
     Location* loc = api::acquire();
-    if (!loc) return;
+    if (!loc) {
+      if (g_activity && call_makes_activity(domain, cbid, cb->functionName)) g_launch_unrecorded.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     if (region != kNoRegion) {
       api::enter(loc, region);
       *cb->correlationData = 1;  // its Leave is due at the exit
@@ -520,6 +529,15 @@ int adapter_init() {
         cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
     }
   }
+  // Libraries launch some of their kernels through the driver API (cuBLAS its CUTLASS GEMMs,
+  // cuLaunchKernel): those calls too, for their host side only (no regions without `driver`).
+  if (need_host && !(g_enable & config::kCudaDriver)) {
+    for (CUpti_CallbackId id = 0; id < static_cast<CUpti_CallbackId>(kDriverIds); ++id) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) == CUPTI_SUCCESS && name && makes_activity(name))
+        cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    }
+  }
   // The GPU timeline: the trace's stream locations and the profile's stream columns.
   if (!timeline) return 0;
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
@@ -569,7 +587,9 @@ void adapter_finalize() {
     }
     const std::string info = "CUDA: " + std::to_string(g_items) + " GPU activities on " + std::to_string(g_streams->size()) +
                              " streams, " + std::to_string(g_reordered) + " handed over out of time order (put in order), " + std::to_string(g_bad_times) +
-                             " without GPU times (left out), " + std::to_string(g_unknown_issuer) + " of unknown host call";
+                             " without GPU times (left out), " + std::to_string(g_unknown_issuer) + " of unknown host call" +
+                             (g_unknown_names.empty() ? std::string() : " (e.g. " + g_unknown_names + ")") + ", " +
+                             std::to_string(g_launch_unrecorded.load()) + " launches on a thread that could not record them";
     api::info(1, info.c_str());
   }
   if (g_subscribed) {
