@@ -408,7 +408,15 @@ const std::vector<Generator>& generators() { return *g_generators; }
 
 void set_interpreter(const void* address) {
   Dl_info dl;
-  if (address && ::dladdr(address, &dl) && dl.dli_fbase) g_interpreter_base.store(dl.dli_fbase);
+  if (!address || !::dladdr(address, &dl) || !dl.dli_fbase) return;
+  std::lock_guard<std::mutex> lock(g_resolve_mutex);
+  g_interpreter_base.store(dl.dli_fbase);
+  // Frames resolved before (a flush during the interpreter's start) learn it too.
+  if (g_frames)
+    for (auto& [ip, f] : *g_frames) {
+      Dl_info at;
+      f.interpreter = ::dladdr(reinterpret_cast<const void*>(ip), &at) && at.dli_fbase == dl.dli_fbase;
+    }
 }
 
 void thread_start(Location* loc) {
