@@ -521,23 +521,21 @@ int adapter_init() {
   // needs them (kernels in a trace only): a loop of small kernels is made of launches.
   const bool timeline = (g_enable & gpu_bits) && (v.enable_tracing || v.enable_profiling);
   const bool need_host = timeline && (v.enable_profiling || (g_enable & config::kCudaMemcpy));
-  if ((g_enable & (config::kCudaRuntime | config::kCudaSync)) || need_host) {
-    for (CUpti_CallbackId id = 0; id < static_cast<CUpti_CallbackId>(kRuntimeIds); ++id) {
+  // Switches on the callbacks of `domain`'s ids whose name `wanted` accepts.
+  auto enable_by_name = [](CUpti_CallbackDomain domain, int ids, auto wanted) {
+    for (CUpti_CallbackId id = 0; id < static_cast<CUpti_CallbackId>(ids); ++id) {
       const char* name = nullptr;
-      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) != CUPTI_SUCCESS || !name) continue;
-      if ((need_host && makes_activity(name)) || (!internal(name) && runtime_wanted(name, api_name(name))))
-        cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+      if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name && wanted(name))
+        cuptiEnableCallback(1, g_subscriber, domain, id);
     }
-  }
+  };
+  if ((g_enable & (config::kCudaRuntime | config::kCudaSync)) || need_host)
+    enable_by_name(CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeIds, [need_host](const char* name) {
+      return (need_host && makes_activity(name)) || (!internal(name) && runtime_wanted(name, api_name(name)));
+    });
   // Libraries launch some of their kernels through the driver API (cuBLAS its CUTLASS GEMMs,
   // cuLaunchKernel): those calls too, for their host side only (no regions without `driver`).
-  if (need_host && !(g_enable & config::kCudaDriver)) {
-    for (CUpti_CallbackId id = 0; id < static_cast<CUpti_CallbackId>(kDriverIds); ++id) {
-      const char* name = nullptr;
-      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) == CUPTI_SUCCESS && name && makes_activity(name))
-        cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
-    }
-  }
+  if (need_host && !(g_enable & config::kCudaDriver)) enable_by_name(CUPTI_CB_DOMAIN_DRIVER_API, kDriverIds, makes_activity);
   // The GPU timeline: the trace's stream locations and the profile's stream columns.
   if (!timeline) return 0;
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
