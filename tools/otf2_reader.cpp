@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// OTF2 archive reading for prof's tools: the OTF2 library's reader behind plain tables and a sink.
+#include "tools/otf2_reader.hpp"
+
+#include <otf2/otf2.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace prof::otf2 {
+
+namespace {
+
+const std::string kEmpty;
+
+Definitions& defs_of(void* data) { return *static_cast<Definitions*>(data); }
+
+OTF2_CallbackCode def_string(void* d, OTF2_StringRef self, const char* s) {
+  defs_of(d).strings[self] = s ? s : "";
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_clock(void* d, uint64_t resolution, uint64_t offset, uint64_t length, uint64_t realtime) {
+  Definitions& defs = defs_of(d);
+  defs.timer_resolution = resolution;
+  defs.global_offset = offset;
+  defs.trace_length = length;
+  defs.realtime_ns = realtime == OTF2_UNDEFINED_TIMESTAMP ? 0 : realtime;
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_node(void* d, OTF2_SystemTreeNodeRef self, OTF2_StringRef name, OTF2_StringRef cls,
+                           OTF2_SystemTreeNodeRef parent) {
+  Definitions& defs = defs_of(d);
+  defs.nodes[self] = SystemTreeNode{defs.str(name), defs.str(cls), parent};
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_group(void* d, OTF2_LocationGroupRef self, OTF2_StringRef name, OTF2_LocationGroupType type,
+                            OTF2_SystemTreeNodeRef node, OTF2_LocationGroupRef creator) {
+  Definitions& defs = defs_of(d);
+  defs.groups[self] = LocationGroup{defs.str(name), type, node, creator};
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_location(void* d, OTF2_LocationRef self, OTF2_StringRef name, OTF2_LocationType type,
+                               uint64_t events, OTF2_LocationGroupRef group) {
+  Definitions& defs = defs_of(d);
+  defs.locations.push_back(Location{self, defs.str(name), type, group, events});
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_region(void* d, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_StringRef,
+                             OTF2_RegionRole role, OTF2_Paradigm paradigm, OTF2_RegionFlag, OTF2_StringRef file,
+                             uint32_t, uint32_t) {
+  Definitions& defs = defs_of(d);
+  defs.regions[self] = Region{defs.str(name), defs.str(file), paradigm, role};
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_metric_member(void* d, OTF2_MetricMemberRef self, OTF2_StringRef name, OTF2_StringRef description,
+                                    OTF2_MetricType, OTF2_MetricMode mode, OTF2_Type type, OTF2_Base, int64_t,
+                                    OTF2_StringRef unit) {
+  Definitions& defs = defs_of(d);
+  defs.metric_members[self] = MetricMember{defs.str(name), defs.str(unit), defs.str(description), type, mode};
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_metric_class(void* d, OTF2_MetricRef self, uint8_t n, const OTF2_MetricMemberRef* members,
+                                   OTF2_MetricOccurrence, OTF2_RecorderKind) {
+  defs_of(d).metric_classes[self].assign(members, members + n);
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_comm_group(void* d, OTF2_GroupRef self, OTF2_StringRef, OTF2_GroupType type, OTF2_Paradigm paradigm,
+                                 OTF2_GroupFlag, uint32_t n, const uint64_t* members) {
+  Group& g = defs_of(d).comm_groups[self];
+  g.type = type;
+  g.paradigm = paradigm;
+  g.members.assign(members, members + n);
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_comm(void* d, OTF2_CommRef self, OTF2_StringRef, OTF2_GroupRef group, OTF2_CommRef, OTF2_CommFlag) {
+  defs_of(d).comms[self] = group;
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_calling_context(void* d, OTF2_CallingContextRef self, OTF2_RegionRef region,
+                                      OTF2_SourceCodeLocationRef, OTF2_CallingContextRef parent) {
+  defs_of(d).calling_contexts[self] = CallingContext{region, parent};
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+// Events: the user data is the reader's state.
+struct ReadState {
+  EventSink* sink;
+  std::uint64_t events = 0;
+};
+
+EventSink& sink_of(void* d) {
+  auto* s = static_cast<ReadState*>(d);
+  ++s->events;
+  return *s->sink;
+}
+
+OTF2_CallbackCode ev_enter(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_RegionRef r) {
+  sink_of(d).enter(l, t, r);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_leave(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_RegionRef r) {
+  sink_of(d).leave(l, t, r);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_metric(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_MetricRef m,
+                            uint8_t n, const OTF2_Type* types, const OTF2_MetricValue* values) {
+  std::uint64_t raw[256];
+  for (unsigned i = 0; i < n; ++i) std::memcpy(&raw[i], &values[i], sizeof raw[i]);
+  sink_of(d).metric(l, t, m, n, types, raw);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_send(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, uint32_t peer,
+                          OTF2_CommRef comm, uint32_t tag, uint64_t bytes) {
+  sink_of(d).message(l, t, true, peer, comm, tag, bytes);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_isend(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, uint32_t peer,
+                           OTF2_CommRef comm, uint32_t tag, uint64_t bytes, uint64_t) {
+  sink_of(d).message(l, t, true, peer, comm, tag, bytes);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_recv(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, uint32_t peer,
+                          OTF2_CommRef comm, uint32_t tag, uint64_t bytes) {
+  sink_of(d).message(l, t, false, peer, comm, tag, bytes);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_irecv(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, uint32_t peer,
+                           OTF2_CommRef comm, uint32_t tag, uint64_t bytes, uint64_t) {
+  sink_of(d).message(l, t, false, peer, comm, tag, bytes);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_coll_end(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_CollectiveOp op,
+                              OTF2_CommRef comm, uint32_t root, uint64_t sent, uint64_t received) {
+  sink_of(d).collective_end(l, t, op, comm, root, sent, received);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_nb_coll(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_CollectiveOp op,
+                             OTF2_CommRef comm, uint32_t root, uint64_t sent, uint64_t received, uint64_t) {
+  sink_of(d).collective_end(l, t, op, comm, root, sent, received);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_put(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_RmaWinRef,
+                         uint32_t remote, uint64_t bytes, uint64_t) {
+  sink_of(d).rma(l, t, false, remote, bytes);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_get(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_RmaWinRef,
+                         uint32_t remote, uint64_t bytes, uint64_t) {
+  sink_of(d).rma(l, t, true, remote, bytes);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_sample(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*,
+                            OTF2_CallingContextRef cc, uint32_t, OTF2_InterruptGeneratorRef) {
+  sink_of(d).sample(l, t, cc);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_flush(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_TimeStamp stop) {
+  sink_of(d).buffer_flush(l, t, stop);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_on_off(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_MeasurementMode m) {
+  sink_of(d).measurement_on_off(l, t, m == OTF2_MEASUREMENT_ON);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_other(OTF2_LocationRef, OTF2_TimeStamp, void* d, OTF2_AttributeList*) {
+  ++static_cast<ReadState*>(d)->events;
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+const std::string& Definitions::str(std::uint32_t ref) const {
+  auto it = strings.find(ref);
+  return it == strings.end() ? kEmpty : it->second;
+}
+
+std::string Definitions::host_of(std::uint32_t group) const {
+  auto g = groups.find(group);
+  if (g == groups.end()) return "";
+  std::uint32_t n = g->second.node;
+  std::string fallback;
+  for (int depth = 0; depth < 64 && n != kUndefined32; ++depth) {
+    auto it = nodes.find(n);
+    if (it == nodes.end()) break;
+    if (fallback.empty()) fallback = it->second.name;
+    if (it->second.class_name == "node") return it->second.name;
+    n = it->second.parent;
+  }
+  return fallback;
+}
+
+struct Reader::Impl {
+  OTF2_Reader* reader = nullptr;
+  std::string anchor;
+};
+
+Reader::Reader() : impl_(new Impl) {}
+
+Reader::~Reader() {
+  if (impl_->reader) OTF2_Reader_Close(impl_->reader);
+  delete impl_;
+}
+
+bool Reader::open(const std::string& anchor) {
+  impl_->anchor = anchor;
+  if (!file_exists(anchor)) {
+    error_ = anchor + " does not exist";
+    return false;
+  }
+  impl_->reader = OTF2_Reader_Open(anchor.c_str());
+  if (!impl_->reader) {
+    error_ = "OTF2 cannot open " + anchor + " (not an OTF2 anchor file?)";
+    return false;
+  }
+  OTF2_Reader_SetSerialCollectiveCallbacks(impl_->reader);
+  OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(impl_->reader);
+  if (!gdr) {
+    error_ = "OTF2 cannot read the global definitions of " + anchor;
+    return false;
+  }
+  OTF2_GlobalDefReaderCallbacks* cb = OTF2_GlobalDefReaderCallbacks_New();
+  OTF2_GlobalDefReaderCallbacks_SetStringCallback(cb, def_string);
+  OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(cb, def_clock);
+  OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(cb, def_node);
+  OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(cb, def_group);
+  OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, def_location);
+  OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cb, def_region);
+  OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(cb, def_metric_member);
+  OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(cb, def_metric_class);
+  OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, def_comm_group);
+  OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, def_comm);
+  OTF2_GlobalDefReaderCallbacks_SetCallingContextCallback(cb, def_calling_context);
+  OTF2_Reader_RegisterGlobalDefCallbacks(impl_->reader, gdr, cb, &defs_);
+  OTF2_GlobalDefReaderCallbacks_Delete(cb);
+  uint64_t n = 0;
+  OTF2_ErrorCode rc = OTF2_Reader_ReadAllGlobalDefinitions(impl_->reader, gdr, &n);
+  if (rc != OTF2_SUCCESS) {
+    error_ = "the global definitions of " + anchor + " are damaged (" + OTF2_Error_GetDescription(rc) + ")";
+    return false;
+  }
+  return true;
+}
+
+bool Reader::read_events(EventSink& sink, const std::vector<std::uint64_t>& wanted) {
+  OTF2_Reader* r = impl_->reader;
+  events_read_ = 0;
+  if (!r) return false;
+  // The location directory beside the anchor: <dir>/<name>/<location>.evt.
+  std::string base = impl_->anchor;
+  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".otf2") == 0) base.resize(base.size() - 5);
+  std::vector<std::uint64_t> selected;
+  for (const Location& loc : defs_.locations) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), loc.ref) == wanted.end()) continue;
+    if (!file_exists(base + "/" + std::to_string(loc.ref) + ".evt")) {
+      if (loc.events) warnings_.push_back("location " + std::to_string(loc.ref) + " (" + loc.name + ") has no event file: its " +
+                                          std::to_string(loc.events) + " events are missing");
+      continue;
+    }
+    selected.push_back(loc.ref);
+  }
+  for (std::uint64_t l : selected) OTF2_Reader_SelectLocation(r, l);
+  if (selected.empty()) return true;
+  // Local definitions carry the mapping tables and clock offsets that OTF2 applies to the events.
+  const bool have_defs = OTF2_Reader_OpenDefFiles(r) == OTF2_SUCCESS;
+  OTF2_Reader_OpenEvtFiles(r);
+  for (std::uint64_t l : selected) {
+    if (have_defs) {
+      OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, l);
+      if (dr) {
+        uint64_t n = 0;
+        OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
+        OTF2_Reader_CloseDefReader(r, dr);
+      }
+    }
+    OTF2_Reader_GetEvtReader(r, l);
+  }
+  if (have_defs) OTF2_Reader_CloseDefFiles(r);
+  OTF2_GlobalEvtReader* ger = OTF2_Reader_GetGlobalEvtReader(r);
+  if (!ger) {
+    error_ = "OTF2 cannot read the events of " + impl_->anchor;
+    return false;
+  }
+  OTF2_GlobalEvtReaderCallbacks* cb = OTF2_GlobalEvtReaderCallbacks_New();
+  OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(cb, ev_enter);
+  OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(cb, ev_leave);
+  OTF2_GlobalEvtReaderCallbacks_SetMetricCallback(cb, ev_metric);
+  OTF2_GlobalEvtReaderCallbacks_SetMpiSendCallback(cb, ev_send);
+  OTF2_GlobalEvtReaderCallbacks_SetMpiIsendCallback(cb, ev_isend);
+  OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(cb, ev_recv);
+  OTF2_GlobalEvtReaderCallbacks_SetMpiIrecvCallback(cb, ev_irecv);
+  OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, ev_coll_end);
+  OTF2_GlobalEvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(cb, ev_nb_coll);
+  OTF2_GlobalEvtReaderCallbacks_SetRmaPutCallback(cb, ev_put);
+  OTF2_GlobalEvtReaderCallbacks_SetRmaGetCallback(cb, ev_get);
+  OTF2_GlobalEvtReaderCallbacks_SetCallingContextSampleCallback(cb, ev_sample);
+  OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(cb, ev_flush);
+  OTF2_GlobalEvtReaderCallbacks_SetMeasurementOnOffCallback(cb, ev_on_off);
+  OTF2_GlobalEvtReaderCallbacks_SetUnknownCallback(cb, ev_other);
+  ReadState state{&sink};
+  OTF2_Reader_RegisterGlobalEvtCallbacks(r, ger, cb, &state);
+  OTF2_GlobalEvtReaderCallbacks_Delete(cb);
+  bool ok = true;
+  std::uint64_t total = 0;
+  for (;;) {
+    uint64_t n = 0;
+    OTF2_ErrorCode rc = OTF2_Reader_ReadGlobalEvents(r, ger, 1 << 16, &n);
+    if (rc != OTF2_SUCCESS) {
+      error_ = std::string("the events are damaged after ") + std::to_string(total + n) + " of them (" +
+               OTF2_Error_GetDescription(rc) + ")";
+      ok = false;
+      break;
+    }
+    total += n;
+    events_read_ = total;
+    if (n == 0 || !sink.keep_going()) break;
+  }
+  OTF2_Reader_CloseGlobalEvtReader(r, ger);
+  OTF2_Reader_CloseEvtFiles(r);
+  return ok;
+}
+
+}  // namespace prof::otf2
