@@ -52,6 +52,11 @@ enum class RecordType : std::uint8_t {
   // Metrics (measurement/metrics) read at a sample: aux = the location's metric class, the
   // values two per slot; right before the sample's RawSample, with its time.
   MetricValues,
+  // GPU work and the host call that launched it (adapters/cuda): ref = an id shared by both (the
+  // CUPTI correlation id of the outermost launching call). The next Enter or Leave of the same
+  // location carries it as the OTF2 attribute "CUDA correlation id": the host call's Enter, the
+  // kernel's (copy's, memset's) Enter on its stream.
+  CorrelationId,
 };
 
 /// The 16-byte header of every record. `slots` 16-byte Payload slots follow it in the same

@@ -29,6 +29,9 @@
 namespace prof::otf2w {
 
 namespace {
+// The attribute on a launching host call's Leave and its GPU work's Enter (RecordType::CorrelationId).
+constexpr OTF2_AttributeRef kCorrelationAttribute = 0;
+
 struct BufferMemory {
   void* block = nullptr;   // event buffers: at most one chunk from the pool
   bool from_pool = false;
@@ -143,8 +146,10 @@ struct TraceWriter::Impl {
     Timestamp last = 0;
     bool closed = false;
     std::vector<std::uint32_t> open;  // regions entered and not left, innermost last
+    std::uint32_t correlation = 0;    // a CorrelationId for the next Enter/Leave
   };
   std::uint64_t over_now = 0;  // OTF2 chunks from malloc in use now
+  OTF2_AttributeList* attributes = nullptr;  // reused for every event with a correlation id
   std::unordered_map<std::uint64_t, Loc> locs;
   std::unordered_map<std::string, OTF2_StringRef> strings;
   std::vector<std::string> string_list;
@@ -302,6 +307,7 @@ TraceWriter::TraceWriter() : impl_(new Impl) {}
 
 TraceWriter::~TraceWriter() {
   if (impl_->archive) OTF2_Archive_Close(impl_->archive);
+  if (impl_->attributes) OTF2_AttributeList_Delete(impl_->attributes);
   impl_->reset_callback();
 }
 
@@ -451,6 +457,7 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
       // Not the innermost region (rare: only after lost events): searched from the inside out.
       if (std::find(loc.open.rbegin(), loc.open.rend(), r.ref) == loc.open.rend()) {
         ++m.stats.dropped_leaves;  // its Enter was lost: the Leave (and its metric values) too
+        loc.correlation = 0;
         return;
       }
       while (loc.open.back() != r.ref) {
@@ -485,9 +492,17 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
         ++n;
       }
     }
+    OTF2_AttributeList* attributes = nullptr;
+    if (loc.correlation && (r.type == RecordType::Enter || r.type == RecordType::Leave)) {
+      if (!m.attributes) m.attributes = OTF2_AttributeList_New();
+      if (m.attributes && OTF2_AttributeList_AddUint32(m.attributes, kCorrelationAttribute, loc.correlation) == OTF2_SUCCESS)
+        attributes = m.attributes;  // OTF2 empties the list when it writes the event
+      loc.correlation = 0;
+    }
     switch (r.type) {
-      case RecordType::Enter: rc = OTF2_EvtWriter_Enter(w, nullptr, t, r.ref); break;
-      case RecordType::Leave: rc = OTF2_EvtWriter_Leave(w, nullptr, t, r.ref); break;
+      case RecordType::Enter: rc = OTF2_EvtWriter_Enter(w, attributes, t, r.ref); break;
+      case RecordType::Leave: rc = OTF2_EvtWriter_Leave(w, attributes, t, r.ref); break;
+      case RecordType::CorrelationId: loc.correlation = r.ref; return;
       case RecordType::MeasurementOnOff:
         rc = OTF2_EvtWriter_MeasurementOnOff(w, nullptr, t, static_cast<OTF2_MeasurementMode>(r.ref));
         break;
@@ -638,6 +653,7 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   bool cuda = !accel_order.empty();
   for (const auto& r : defs.regions) cuda = cuda || r.paradigm == regions::Paradigm::Cuda;
   for (const auto& c : defs.comms) cuda = cuda || c.kind == comms::Kind::Cuda;
+  for (const auto& r : defs.regions) cuda = cuda || r.paradigm == regions::Paradigm::Cuda;
   bool sampling = !defs.generators.empty();
   for (const auto& r : defs.regions) sampling = sampling || r.paradigm == regions::Paradigm::Sampling;
   std::vector<OTF2_StringRef> s_gen;
@@ -647,7 +663,9 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   for (const auto& mm : metrics) s_metric.push_back({str(mm.name), str(mm.description), str(mm.unit)});
   const OTF2_StringRef s_empty = str(""), s_pthread = str("Pthread"), s_compiler = str("Compiler"), s_user = str("User"),
                        s_measurement = str("Measurement"), s_mpi = str("MPI"), s_cuda = str("CUDA"),
-                       s_cuda_window = str("CUDA window"), s_sampling = str("Sampling");
+                       s_cuda_window = str("CUDA window"), s_sampling = str("Sampling"),
+                       s_correlation = str("CUDA correlation id"),
+                       s_correlation_description = str("the same on a host API call's Enter and on the Enter of the GPU work it launched");
 
   OTF2_GlobalDefWriter_WriteClockProperties(g, defs.clock.resolution, defs.clock.offset, defs.clock.length,
                                             defs.clock.realtime_ns);
@@ -658,7 +676,10 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_USER, s_user, OTF2_PARADIGM_CLASS_PROCESS);
   OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_PTHREAD, s_pthread, OTF2_PARADIGM_CLASS_THREAD_CREATE_WAIT);
   if (mpi) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, s_mpi, OTF2_PARADIGM_CLASS_PROCESS);
-  if (cuda) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_CUDA, s_cuda, OTF2_PARADIGM_CLASS_ACCELERATOR);
+  if (cuda) {
+    OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_CUDA, s_cuda, OTF2_PARADIGM_CLASS_ACCELERATOR);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kCorrelationAttribute, s_correlation, s_correlation_description, OTF2_TYPE_UINT32);
+  }
   if (sampling) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_SAMPLING, s_sampling, OTF2_PARADIGM_CLASS_PROCESS);
 
   OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_machine, s_machine_cls, OTF2_UNDEFINED_SYSTEM_TREE_NODE);

@@ -93,11 +93,25 @@ OTF2_CallbackCode def_calling_context(void* d, OTF2_CallingContextRef self, OTF2
   return OTF2_CALLBACK_SUCCESS;
 }
 
+OTF2_CallbackCode def_attribute(void* d, OTF2_AttributeRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_Type) {
+  Definitions& defs = defs_of(d);
+  if (defs.str(name) == "CUDA correlation id") defs.correlation_attribute = self;
+  return OTF2_CALLBACK_SUCCESS;
+}
+
 // Events: the user data is the reader's state.
 struct ReadState {
   EventSink* sink;
+  std::uint32_t correlation_attribute;
   std::uint64_t events = 0;
 };
+
+void attributes_of(void* d, OTF2_LocationRef l, OTF2_TimeStamp t, OTF2_AttributeList* a) {
+  auto* s = static_cast<ReadState*>(d);
+  if (!a || s->correlation_attribute == kUndefined32 || OTF2_AttributeList_GetNumberOfElements(a) == 0) return;
+  uint32_t id = 0;
+  if (OTF2_AttributeList_GetUint32(a, s->correlation_attribute, &id) == OTF2_SUCCESS) s->sink->correlation(l, t, id);
+}
 
 EventSink& sink_of(void* d) {
   auto* s = static_cast<ReadState*>(d);
@@ -105,11 +119,13 @@ EventSink& sink_of(void* d) {
   return *s->sink;
 }
 
-OTF2_CallbackCode ev_enter(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_RegionRef r) {
+OTF2_CallbackCode ev_enter(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList* a, OTF2_RegionRef r) {
+  attributes_of(d, l, t, a);
   sink_of(d).enter(l, t, r);
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode ev_leave(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_RegionRef r) {
+OTF2_CallbackCode ev_leave(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList* a, OTF2_RegionRef r) {
+  attributes_of(d, l, t, a);
   sink_of(d).leave(l, t, r);
   return OTF2_CALLBACK_SUCCESS;
 }
@@ -246,6 +262,7 @@ bool Reader::open(const std::string& anchor) {
   OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, def_comm_group);
   OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, def_comm);
   OTF2_GlobalDefReaderCallbacks_SetCallingContextCallback(cb, def_calling_context);
+  OTF2_GlobalDefReaderCallbacks_SetAttributeCallback(cb, def_attribute);
   OTF2_Reader_RegisterGlobalDefCallbacks(impl_->reader, gdr, cb, &defs_);
   OTF2_GlobalDefReaderCallbacks_Delete(cb);
   uint64_t n = 0;
@@ -312,7 +329,7 @@ bool Reader::read_events(EventSink& sink, const std::vector<std::uint64_t>& want
   OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(cb, ev_flush);
   OTF2_GlobalEvtReaderCallbacks_SetMeasurementOnOffCallback(cb, ev_on_off);
   OTF2_GlobalEvtReaderCallbacks_SetUnknownCallback(cb, ev_other);
-  ReadState state{&sink};
+  ReadState state{&sink, defs_.correlation_attribute};
   OTF2_Reader_RegisterGlobalEvtCallbacks(r, ger, cb, &state);
   OTF2_GlobalEvtReaderCallbacks_Delete(cb);
   bool ok = true;

@@ -78,6 +78,7 @@ struct Definitions {
   std::map<std::uint32_t, Group> comm_groups;  // Group definitions
   std::map<std::uint32_t, std::uint32_t> comms;  // comm -> group
   std::map<std::uint32_t, CallingContext> calling_contexts;
+  std::uint32_t correlation_attribute = kUndefined32;  // prof's "CUDA correlation id"
   std::uint64_t timer_resolution = 1000000000;
   std::uint64_t global_offset = 0;
   std::uint64_t trace_length = 0;
@@ -105,6 +106,9 @@ class EventSink {
   /// RmaGet (get == true) or RmaPut: prof's GPU copies (get: to the GPU).
   virtual void rma(std::uint64_t, std::uint64_t, bool /*get*/, std::uint32_t /*remote*/, std::uint64_t /*bytes*/) {}
   virtual void sample(std::uint64_t, std::uint64_t, std::uint32_t /*calling context*/) {}
+  /// prof's "CUDA correlation id" attribute, right before the Enter that carries it: a launching
+  /// host call's, or its GPU work's on a stream.
+  virtual void correlation(std::uint64_t, std::uint64_t, std::uint32_t /*id*/) {}
   virtual void buffer_flush(std::uint64_t, std::uint64_t, std::uint64_t /*stop*/) {}
   virtual void measurement_on_off(std::uint64_t, std::uint64_t, bool /*on*/) {}
   /// Called every few thousand events; return false to stop reading.

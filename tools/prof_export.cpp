@@ -197,6 +197,7 @@ struct Loc {
   std::uint32_t metric_class = 0;
   std::vector<std::uint8_t> metric_types;
   std::vector<std::uint64_t> metric_values;
+  std::uint32_t correlation = 0;        // for the next Enter/Leave: a launch -> GPU work flow
   int pending_args = 0;                 // 0 none, 1 collective, 2 copy
   std::uint64_t arg_a = 0, arg_b = 0, arg_c = 0;
   std::uint32_t arg_op = 0, arg_root = 0;
@@ -320,6 +321,18 @@ class Exporter : public otf2::EventSink {
   }
 
   const std::vector<std::uint64_t>& selected() const { return selected_; }
+  /// The GPU stream locations among the selected ones.
+  std::vector<std::uint64_t> streams() const {
+    std::vector<std::uint64_t> v;
+    for (const Loc& l : locs_)
+      if (l.included && l.kind == TrackKind::kStream) v.push_back(l.ref);
+    return v;
+  }
+  /// Pre-pass: GPU work with this launch id is on stream `ref` (so the launch gets a flow arrow).
+  void add_gpu_work(std::uint64_t ref, std::uint32_t id) {
+    auto it = loc_index_.find(ref);
+    if (it != loc_index_.end()) gpu_work_.insert(launch_key(locs_[it->second], id));
+  }
   void set_window(std::uint64_t begin_ns, std::uint64_t end_ns) {
     begin_ns_ = begin_ns;
     end_ns_ = end_ns;
@@ -344,7 +357,7 @@ class Exporter : public otf2::EventSink {
   std::vector<std::string> files() const { return files_; }
   std::uint64_t events() const { return events_; }
   std::uint64_t slices() const { return slices_; }
-  std::uint64_t flows() const { return flows_; }
+  std::uint64_t flows() const { return flows_ + gpu_flows_; }
   std::uint64_t bytes_out() const { return bytes_out_; }
   std::uint64_t reopened() const { return reopened_; }
 
@@ -353,7 +366,10 @@ class Exporter : public otf2::EventSink {
     Loc* l = loc(ref, t);
     if (!l) return;
     l->stack.push_back(region);
-    if (!in_window_) return;
+    if (!in_window_) {
+      l->correlation = 0;
+      return;
+    }
     slice_begin(*l, region, true);
   }
 
@@ -442,6 +458,11 @@ class Exporter : public otf2::EventSink {
     l->pending_args = 2;
     l->arg_a = bytes;
     l->arg_b = get ? 1 : 0;
+  }
+
+  void correlation(std::uint64_t ref, std::uint64_t, std::uint32_t id) override {
+    auto it = loc_index_.find(ref);
+    if (it != loc_index_.end()) locs_[it->second].correlation = id;
   }
 
   void sample(std::uint64_t ref, std::uint64_t t, std::uint32_t cc) override {
@@ -633,6 +654,10 @@ class Exporter : public otf2::EventSink {
     }
   }
 
+  std::uint64_t launch_key(const Loc& l, std::uint32_t id) const {
+    return mix(mix(0x67707566ull, processes_[l.process].pid), id) | 1;
+  }
+
   std::uint32_t rank_in(std::uint32_t comm, std::uint32_t world_rank) {
     if (world_rank == otf2::kUndefined32) return otf2::kUndefined32;
     const std::uint64_t key = static_cast<std::uint64_t>(comm) << 32 | world_rank;
@@ -806,10 +831,26 @@ class Exporter : public otf2::EventSink {
     e.varint(fld::kTeNameIid, name + 1ull);
     e.varint(fld::kTeCategoryIids, cat);
     if (with_metric) attach_metric(e, l);
+    if (l.correlation && with_metric) gpu_flow(e, l);
     e.end(te);
     out_.done(p);
     ++slices_;
     after_packet();
+  }
+
+  // A CUDA launch (the host call's BEGIN) -> the GPU work it launched (its BEGIN on the stream).
+  // The id is the process's correlation id; a graph launch's kernels share it: the first one
+  // gets the arrow.
+  // A launch with no GPU work (captured into a graph, or its records lost) gets no arrow.
+  void gpu_flow(pf::Encoder& e, Loc& l) {
+    const std::uint64_t id = launch_key(l, l.correlation);
+    l.correlation = 0;
+    if (l.kind == TrackKind::kThread) {
+      if (gpu_work_.count(id) && open_flows_.insert(id).second) e.fixed64(fld::kTeFlowIds, id);
+    } else if (l.kind == TrackKind::kStream && open_flows_.erase(id)) {
+      e.fixed64(fld::kTeTerminatingFlowIds, id);
+      ++gpu_flows_;
+    }
   }
 
   void slice_end(Loc& l, bool with_metric) {
@@ -1039,6 +1080,7 @@ class Exporter : public otf2::EventSink {
   std::unordered_map<std::uint64_t, std::uint32_t> comm_rank_;
   std::unordered_map<MsgKey, std::uint32_t, MsgKeyHash> sends_, recvs_;
   std::unordered_set<std::uint64_t> open_flows_;
+  std::unordered_set<std::uint64_t> gpu_work_;  // launch ids (launch_key) of the GPU work on the streams
   std::vector<std::uint8_t> region_category_;
   std::unordered_map<std::uint32_t, std::uint32_t> member_ordinal_;
   std::uint64_t counter_base_ = 0;
@@ -1047,7 +1089,7 @@ class Exporter : public otf2::EventSink {
   Loc* cached_ = nullptr;
   std::uint64_t begin_ns_ = 0, end_ns_ = ~0ull, now_ns_ = 0;
   bool in_window_ = true, stopped_ = false, failed_open_ = false, no_cut_ = false;
-  std::uint64_t events_ = 0, slices_ = 0, flows_ = 0, samples_ = 0, counter_values_ = 0, bytes_out_ = 0, reopened_ = 0;
+  std::uint64_t events_ = 0, slices_ = 0, flows_ = 0, gpu_flows_ = 0, samples_ = 0, counter_values_ = 0, bytes_out_ = 0, reopened_ = 0;
   std::chrono::steady_clock::time_point started_;
   double next_progress_ = 0;
 };
@@ -1115,6 +1157,16 @@ int export_one(const std::string& input, const Options& opt, const std::string& 
     std::fprintf(stderr, "prof-export: error: %s has no location in the ranks given; see the ranks with otf2-print -G\n",
                  anchor.c_str());
     return kExitError;
+  }
+  if (defs.correlation_attribute != otf2::kUndefined32 && !ex.streams().empty()) {
+    // Which launches have GPU work: read from the streams alone (a few events per launch).
+    struct GpuWork : otf2::EventSink {
+      Exporter& ex;
+      explicit GpuWork(Exporter& e) : ex(e) {}
+      void correlation(std::uint64_t l, std::uint64_t, std::uint32_t id) override { ex.add_gpu_work(l, id); }
+    } work(ex);
+    otf2::Reader pre;
+    if (pre.open(anchor)) pre.read_events(work, ex.streams());
   }
   if (!ex.start()) {
     std::fprintf(stderr, "prof-export: error: cannot write %s (%s); give a writable file with -o\n", output.c_str(),

@@ -131,7 +131,11 @@ RegionId api_region(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const ch
 struct Issuer {
   std::uint32_t thread = 0;
   const void* path = nullptr;
+  std::uint32_t host_id = 0;  // the outermost launching call's correlation id (0: it is no region)
 };
+// The correlation id of the outermost launching call in progress on this thread that is a region
+// (a runtime launch and the driver launch inside it share the runtime call's id), 0: none.
+thread_local std::uint32_t tls_launch_id = 0;
 struct CorrelationSlot {
   std::uint32_t id;  // 0: empty (CUPTI's ids start at 1)
   Issuer who;
@@ -275,12 +279,14 @@ void write_item(const Item& it) {
     case ItemKind::Kernel: {
       const RegionId r = kernel_region(it.name);
       // A Leave only with its Enter (a record can be lost for lack of memory).
+      if (from.host_id) api::event(loc, it.start, RecordType::CorrelationId, from.host_id, 0, nullptr, 0);
       if (api::event(loc, it.start, RecordType::Enter, r, 0, nullptr, 0)) api::event(loc, it.end, RecordType::Leave, r, 0, nullptr, 0);
       api::gpu_activity(loc, from.path, r, it.start, it.end, 0);
       break;
     }
     case ItemKind::Memset: {
       if (g_memset_region == kNoRegion) g_memset_region = define_gpu_region("cudaMemset", "cudaMemset", regions::Role::DataTransfer);
+      if (from.host_id) api::event(loc, it.start, RecordType::CorrelationId, from.host_id, 0, nullptr, 0);
       if (api::event(loc, it.start, RecordType::Enter, g_memset_region, 0, nullptr, 0))
         api::event(loc, it.end, RecordType::Leave, g_memset_region, 0, nullptr, 0);
       api::gpu_activity(loc, from.path, g_memset_region, it.start, it.end, it.bytes);
@@ -296,6 +302,7 @@ void write_item(const Item& it) {
                        it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOD || it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOA ||
                        it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOA;
       const bool put = it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH || it.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOH;
+      if (from.host_id) api::event(loc, it.start, RecordType::CorrelationId, from.host_id, 0, nullptr, 0);
       const bool entered = api::event(loc, it.start, RecordType::Enter, r, 0, nullptr, 0);
       if ((get || put) && g_window == comms::kNoComm) {
         comms::CommDef d;
@@ -454,17 +461,26 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
       if (g_activity && call_makes_activity(domain, cbid, cb->functionName)) g_launch_unrecorded.fetch_add(1, std::memory_order_relaxed);
       return;
     }
+    const bool launches = g_activity && call_makes_activity(domain, cbid, cb->functionName);
     if (region != kNoRegion) {
+      if (launches && !tls_launch_id) {
+        // The outermost launching call: its Enter carries the id that its GPU work's Enter carries too.
+        tls_launch_id = cb->correlationId;
+        api::event(loc, api::now(), RecordType::CorrelationId, cb->correlationId, 0, nullptr, 0);
+        *cb->correlationData = 2;  // its Leave is due at the exit, then the id is free
+      } else {
+        *cb->correlationData = 1;  // its Leave is due at the exit
+      }
       api::enter(loc, region);
-      *cb->correlationData = 1;  // its Leave is due at the exit
     }
-    if (g_activity && call_makes_activity(domain, cbid, cb->functionName)) {
-      const Issuer who{api::location_index(loc), api::call_path(loc)};  // inside the call's own region
+    if (launches) {
+      const Issuer who{api::location_index(loc), api::call_path(loc), tls_launch_id};  // inside the call's own region
       std::lock_guard<std::mutex> lock(g_corr_mutex);
       g_corr[cb->correlationId & (kCorrelationWindow - 1)] = CorrelationSlot{cb->correlationId, who};
     }
     api::release(loc);
-  } else if (*cb->correlationData == 1) {
+  } else if (*cb->correlationData) {
+    if (*cb->correlationData == 2) tls_launch_id = 0;
     if (Location* loc = api::acquire()) {
       api::leave(loc, region);
       api::release(loc);

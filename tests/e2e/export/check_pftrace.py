@@ -12,7 +12,8 @@ both ends; PerfSamples name a described thread. With --otf2 (a whole-trace expor
 slices begun = Enter + BufferFlush events, instants = MPI send/receive + measurement on/off
 records, samples = CallingContextSample records, counter values = metric values, collective ENDs
 with arguments = MpiCollectiveEnd records, copy ENDs with bytes = RMA records, flows = matched
-messages; --expect-flows N, --expect-slices NAME=N, --window B E (ns: every event inside),
+messages + CUDA launches whose GPU work is in the trace (the "CUDA correlation id" attribute);
+--expect-flows N, --expect-slices NAME=N, --window B E (ns: every event inside),
 --partial (a window or split part: a flow may start and not end in it), --region-window NAME K
 (implies --partial; the window of the K-th NAME, computed from the OTF2 trace: every event
 inside, the first NAME slice begins at its start).
@@ -310,13 +311,23 @@ def compare_otf2(anchor, got):
     E = otf2.events
     per = collections.defaultdict(collections.Counter)
     index = {}
+    host_ids, gpu_ids = set(), set()   # (process, CUDA correlation id) of launches / of GPU work
     with otf2.reader.open(anchor) as trace:
         for i, loc in enumerate(trace.definitions.locations):
             index[loc] = i
-        members = {}
+
+        def process_of(loc):
+            g = loc.group
+            return getattr(g, "creating_location_group", None) or g
+
         for loc, ev in trace.events:
             c = per[loc]
             t = type(ev)
+            if t is E.Enter and ev.attributes:
+                for a, v in ev.attributes.items():
+                    if a.name == "CUDA correlation id":
+                        on_gpu = str(loc.type).split(".")[-1] in ("GPU", "ACCELERATOR_STREAM")
+                        (gpu_ids if on_gpu else host_ids).add((process_of(loc).name, v))
             if t in (E.Enter, E.BufferFlush):
                 c["begins"] += 1
             elif t in (E.MpiSend, E.MpiIsend, E.MpiRecv, E.MpiIrecv, E.MeasurementOnOff):
@@ -353,8 +364,10 @@ def compare_otf2(anchor, got):
                 if c[key] != have:
                     fail("location %s: OTF2 has %d %s, the .pftrace %d" % (loc.name, c[key], key, have))
             sends += c["sends"]
-        if got["flows"] != sends or got["flows_ended"] != sends:
-            fail("%d MPI sends in the OTF2 trace, %d flows in the .pftrace" % (sends, got["flows"]))
+        links = len(host_ids & gpu_ids)  # the first GPU work of each launch gets the arrow
+        if got["flows"] != sends + links or got["flows_ended"] != sends + links:
+            fail("%d MPI sends and %d launches with GPU work in the OTF2 trace, %d flows in the .pftrace" %
+                 (sends, links, got["flows"]))
     total = collections.Counter()
     for c in per.values():
         total.update(c)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # prof-export on real traces: threads (with buffer flushes), MPI (4 ranks: point-to-point and
-# collectives), sampling with metrics, rusage metrics, a crashed program, and two traces recorded
-# on an H100 (tests/e2e/export/data: CUDA streams with copies, NVTX lanes). Each .pftrace is
+# collectives), sampling with metrics, rusage metrics, a crashed program, and traces recorded on
+# an H100 (tests/e2e/export/data: CUDA streams with copies, NVTX lanes, a CUDA graph, MPI+CUDA,
+# PyTorch training; launches linked to their kernels by flows). Each .pftrace is
 # decoded by protoc with the schema subset (check_pftrace.py, which also compares it with the
 # OTF2 trace read by the otf2 Python module) and by ../shared/tools/pftrace_check.py where it is.
 # Then the options (--split, --begin/--end by time and by region name, --ranks) and the errors.
@@ -89,7 +90,7 @@ PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=crashed ./crash.x >/dev/null 
 export_check crashed --expect-slices work=50
 
 echo "== GPU traces recorded on an H100 (test data)"
-for d in cuda_streams cuda_nvtx; do
+for d in cuda_streams cuda_nvtx cuda_graph cuda_mpi pytorch; do
   cp -r "$here/data/$d" "$d"
   export_check "$d"
 done
