@@ -493,7 +493,7 @@ TEST_CASE("otf2 writer reports errors instead of writing", "[otf2]") {
   }
 }
 
-TEST_CASE("otf2 writer: GPU stream locations in an accelerator group, the CUDA window and its RMA events", "[otf2]") {
+TEST_CASE("otf2 writer: GPU stream locations in an accelerator group, the CUDA window, its RMA events, launch ids", "[otf2]") {
   using prof::regions::Paradigm;
   using prof::regions::Role;
   TempDir dir;
@@ -507,6 +507,7 @@ TEST_CASE("otf2 writer: GPU stream locations in an accelerator group, the CUDA w
   constexpr std::uint32_t kWindow = 1;  // the process-local id of its CUDA communicator (0: the thread contingent)
   Records host, gpu;
   host.enter(kT0, kMain);
+  host.add(kT0 + 10, RecordType::CorrelationId, 77);  // the launch's Enter carries it
   host.enter(kT0 + 10, kLaunch);
   host.leave(kT0 + 20, kLaunch);
   host.leave(kT0 + 400, kMain);
@@ -515,6 +516,7 @@ TEST_CASE("otf2 writer: GPU stream locations in an accelerator group, the CUDA w
   worker.enter(kT0 + 5, kWorker);
   worker.leave(kT0 + 300, kWorker);
   REQUIRE(w.write_events(kLoc1, worker.buf, true));
+  gpu.add(kT0 + 30, RecordType::CorrelationId, 77);  // and its kernel's Enter
   gpu.enter(kT0 + 30, kKernel);
   gpu.leave(kT0 + 90, kKernel);
   gpu.enter(kT0 + 100, kCopy);
@@ -564,12 +566,16 @@ with otf2.reader.open(sys.argv[1]) as t:
     assert len(wins) == 1 and wins[0].name == "CUDA window", wins
     members = [m.name for m in wins[0].comm.group.members]
     assert members == ["Master thread", "Pthread thread 1", "CUDA[0:13]"], members
-    got = []
+    got, ids = [], []
     for loc, ev in t.events:
         if isinstance(ev, (otf2.events.RmaGet, otf2.events.RmaPut)):
             assert ev.win == wins[0]
             got.append((type(ev).__name__, ev.remote, ev.bytes, ev.matching_id))
+        for a, v in (ev.attributes or {}).items():
+            ids.append((loc.name, type(ev).__name__, ev.region.name, a.name, v))
     assert got == [("RmaGet", 0, 4096, 42), ("RmaPut", 1, 512, 43)], got
+    assert ids == [("Master thread", "Enter", "cudaLaunchKernel", "CUDA correlation id", 77),
+                   ("CUDA[0:13]", "Enter", "spin(long long)", "CUDA correlation id", 77)], ids
 print("ok")
 )PY";
   const RunResult py = run("/usr/bin/python3 '" + script + "' '" + dir.archive() + "'", dir.path);
