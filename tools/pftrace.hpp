@@ -117,6 +117,16 @@ class Encoder {
   std::string& out_;
 };
 
+/// Appends a varint at p (at most 10 bytes); returns the end.
+inline char* put_varint(char* p, std::uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
 /// A .pftrace file: packets appended to a buffer, written out in large blocks.
 class File {
  public:
@@ -137,6 +147,11 @@ class File {
   std::size_t packet() {
     Encoder e(buf_);
     return e.begin(field::kTracePacket);
+  }
+  /// A whole small packet (Trace.packet record included, at most 127 bytes of body) at once.
+  void append(const char* data, std::size_t n) {
+    buf_.append(data, n);
+    if (buf_.size() >= kBlock) flush();
   }
   void done(std::size_t mark) {
     Encoder(buf_).end(mark);

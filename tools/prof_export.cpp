@@ -819,6 +819,33 @@ class Exporter : public otf2::EventSink {
   void slice_begin(Loc& l, std::uint32_t region, bool with_metric) {
     const std::uint32_t name = region == kFlushRegion ? max_region_ + kNameFlush : region;
     const std::uint8_t cat = region == kFlushRegion ? static_cast<std::uint8_t>(kCatMeasurement) : region < max_region_ ? region_category_[region] : static_cast<std::uint8_t>(kCatOther);
+    if (l.named[name] && (!with_metric || (l.metric_ns == ~0ull && !l.correlation))) {
+      // The common case, encoded in one go: TracePacket { timestamp, sequence id, flags,
+      // track_event { type, name_iid, category_iids } }.
+      char b[64];
+      char* q = b + 2;
+      *q++ = 0x40;
+      q = pf::put_varint(q, l.last_ns);
+      *q++ = 0x50;
+      q = pf::put_varint(q, l.seq);
+      *q++ = 0x68;
+      *q++ = pf::kSeqNeedsIncrementalState;
+      *q++ = 0x5a;
+      char* te = q++;
+      *q++ = 0x48;
+      *q++ = pf::kSliceBegin;
+      *q++ = 0x50;
+      q = pf::put_varint(q, name + 1ull);
+      *q++ = 0x18;
+      *q++ = static_cast<char>(cat);
+      *te = static_cast<char>(q - te - 1);
+      b[0] = 0x0a;
+      b[1] = static_cast<char>(q - b - 2);
+      out_.append(b, static_cast<std::size_t>(q - b));
+      ++slices_;
+      after_packet();
+      return;
+    }
     std::string& b = out_.buffer();
     const std::size_t p = out_.packet();
     pf::Encoder e(b);
@@ -854,6 +881,24 @@ class Exporter : public otf2::EventSink {
   }
 
   void slice_end(Loc& l, bool with_metric) {
+    if (!l.pending_args && (!with_metric || l.metric_ns == ~0ull)) {
+      // The common case: TracePacket { timestamp, sequence id, track_event { type } }.
+      char b[32];
+      char* q = b + 2;
+      *q++ = 0x40;
+      q = pf::put_varint(q, l.last_ns);
+      *q++ = 0x50;
+      q = pf::put_varint(q, l.seq);
+      *q++ = 0x5a;
+      *q++ = 2;
+      *q++ = 0x48;
+      *q++ = pf::kSliceEnd;
+      b[0] = 0x0a;
+      b[1] = static_cast<char>(q - b - 2);
+      out_.append(b, static_cast<std::size_t>(q - b));
+      after_packet();
+      return;
+    }
     std::string& b = out_.buffer();
     const std::size_t p = out_.packet();
     pf::Encoder e(b);
