@@ -573,6 +573,9 @@ fi
 # The metrics part: its own section (bench/metrics.sh).
 "$here/metrics.sh" "$build" "$doc" >&2
 
+# prof-export: its own section (bench/export.sh).
+"$here/export.sh" "$build" "$doc" >&2
+
 # The Python part: its own section (bench/python.sh; nothing where the Python adapter is not built).
 "$here/python.sh" "$build" "$doc" >&2
 

@@ -151,9 +151,11 @@ class TickConverter {
   TickConverter(std::uint64_t resolution, std::uint64_t offset) : resolution_(resolution ? resolution : 1), offset_(offset) {}
   std::uint64_t ns(std::uint64_t ticks) const {
     if (ticks <= offset_) return 0;
-    const unsigned __int128 d = ticks - offset_;
-    if (resolution_ == 1000000000) return static_cast<std::uint64_t>(d);
-    return static_cast<std::uint64_t>(d * 1000000000u / resolution_);
+    const std::uint64_t d = ticks - offset_;
+    if (resolution_ == 1000000000) return d;
+    // Exact: whole seconds, then the rest (rest * 10^9 fits 64 bits for clocks below 18 GHz).
+    if (resolution_ < 18000000000ull) return d / resolution_ * 1000000000u + d % resolution_ * 1000000000u / resolution_;
+    return static_cast<std::uint64_t>(static_cast<unsigned __int128>(d) * 1000000000u / resolution_);
   }
   std::uint64_t ticks(double seconds) const {
     return offset_ + static_cast<std::uint64_t>(seconds * static_cast<double>(resolution_));

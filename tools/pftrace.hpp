@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -127,10 +128,12 @@ inline char* put_varint(char* p, std::uint64_t v) {
   return p;
 }
 
-/// A .pftrace file: packets appended to a buffer, written out in large blocks.
+/// A .pftrace file: packets appended to a 1 MiB buffer, written out when it is full. Small
+/// packets are encoded straight into the buffer (reserve/commit); others are built with an Encoder
+/// in a scratch string (packet/done) and copied in.
 class File {
  public:
-  File() = default;
+  File() : data_(new char[kBlock + kSlack]) {}
   ~File() { close(); }
   File(const File&) = delete;
   File& operator=(const File&) = delete;
@@ -139,33 +142,40 @@ class File {
     path_ = path;
     f_ = std::fopen(path.c_str(), "wb");
     written_ = 0;
-    buf_.clear();
+    used_ = 0;
     return f_ != nullptr;
   }
-  /// The buffer a packet is encoded into: start one with packet(), finish with done().
-  std::string& buffer() { return buf_; }
+  /// Room for a packet of at most kSlack bytes, to be encoded at the pointer returned.
+  char* reserve() { return data_.get() + used_; }
+  void commit(const char* end) {
+    used_ = static_cast<std::size_t>(end - data_.get());
+    if (used_ >= kBlock) flush();
+  }
+  /// The scratch string a larger packet is encoded into: start one with packet(), finish with done().
+  std::string& buffer() { return scratch_; }
   std::size_t packet() {
-    Encoder e(buf_);
+    scratch_.clear();
+    Encoder e(scratch_);
     return e.begin(field::kTracePacket);
   }
-  /// A whole small packet (Trace.packet record included, at most 127 bytes of body) at once.
-  void append(const char* data, std::size_t n) {
-    buf_.append(data, n);
-    if (buf_.size() >= kBlock) flush();
-  }
   void done(std::size_t mark) {
-    Encoder(buf_).end(mark);
-    if (buf_.size() >= kBlock) flush();
+    Encoder(scratch_).end(mark);
+    if (used_ + scratch_.size() > kBlock + kSlack) flush();
+    if (scratch_.size() > kBlock) {
+      write(scratch_.data(), scratch_.size());
+    } else {
+      std::memcpy(data_.get() + used_, scratch_.data(), scratch_.size());
+      used_ += scratch_.size();
+      if (used_ >= kBlock) flush();
+    }
   }
   bool flush() {
-    if (!f_ || buf_.empty()) return ok_;
-    if (std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) ok_ = false;
-    written_ += buf_.size();
-    buf_.clear();
+    if (used_) write(data_.get(), used_);
+    used_ = 0;
     return ok_;
   }
   /// Bytes in the file so far, buffered ones included.
-  std::uint64_t size() const { return written_ + buf_.size(); }
+  std::uint64_t size() const { return written_ + used_; }
   bool close() {
     if (!f_) return ok_;
     flush();
@@ -176,10 +186,18 @@ class File {
   bool ok() const { return ok_; }
   const std::string& path() const { return path_; }
 
+  static constexpr std::size_t kSlack = 256;  // reserve() guarantees this much
+
  private:
+  void write(const char* p, std::size_t n) {
+    if (f_ && std::fwrite(p, 1, n, f_) != n) ok_ = false;
+    written_ += n;
+  }
   static constexpr std::size_t kBlock = 1 << 20;
+  std::unique_ptr<char[]> data_;
+  std::size_t used_ = 0;
+  std::string scratch_;
   std::FILE* f_ = nullptr;
-  std::string buf_;
   std::string path_;
   std::uint64_t written_ = 0;
   bool ok_ = true;

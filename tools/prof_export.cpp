@@ -410,12 +410,15 @@ class Exporter : public otf2::EventSink {
     std::uint32_t& n = (send ? sends_ : recvs_)[key];
     ++n;
     std::uint64_t id = mix(mix(MsgKeyHash()(key), n), 0x70726f66ull) | 1;
+    // The send's instant starts the arrow, the receive's ends it. A receive that comes first (the
+    // ranks' clocks corrected by different offsets) gets none: the arrow would point backwards.
     bool flow = false;
     if (send) {
-      flow = peer_included(comm, peer);
+      flow = early_recvs_.erase(id) == 0 && peer_included(comm, peer);
       if (flow) open_flows_.insert(id);
     } else {
       flow = open_flows_.erase(id) > 0;
+      if (!flow) early_recvs_.insert(id);
     }
     std::string& b = out_.buffer();
     const std::size_t p = out_.packet();
@@ -822,7 +825,7 @@ class Exporter : public otf2::EventSink {
     if (l.named[name] && (!with_metric || (l.metric_ns == ~0ull && !l.correlation))) {
       // The common case, encoded in one go: TracePacket { timestamp, sequence id, flags,
       // track_event { type, name_iid, category_iids } }.
-      char b[64];
+      char* b = out_.reserve();
       char* q = b + 2;
       *q++ = 0x40;
       q = pf::put_varint(q, l.last_ns);
@@ -841,7 +844,7 @@ class Exporter : public otf2::EventSink {
       *te = static_cast<char>(q - te - 1);
       b[0] = 0x0a;
       b[1] = static_cast<char>(q - b - 2);
-      out_.append(b, static_cast<std::size_t>(q - b));
+      out_.commit(q);
       ++slices_;
       after_packet();
       return;
@@ -883,7 +886,7 @@ class Exporter : public otf2::EventSink {
   void slice_end(Loc& l, bool with_metric) {
     if (!l.pending_args && (!with_metric || l.metric_ns == ~0ull)) {
       // The common case: TracePacket { timestamp, sequence id, track_event { type } }.
-      char b[32];
+      char* b = out_.reserve();
       char* q = b + 2;
       *q++ = 0x40;
       q = pf::put_varint(q, l.last_ns);
@@ -895,7 +898,7 @@ class Exporter : public otf2::EventSink {
       *q++ = pf::kSliceEnd;
       b[0] = 0x0a;
       b[1] = static_cast<char>(q - b - 2);
-      out_.append(b, static_cast<std::size_t>(q - b));
+      out_.commit(q);
       after_packet();
       return;
     }
@@ -1125,6 +1128,7 @@ class Exporter : public otf2::EventSink {
   std::unordered_map<std::uint64_t, std::uint32_t> comm_rank_;
   std::unordered_map<MsgKey, std::uint32_t, MsgKeyHash> sends_, recvs_;
   std::unordered_set<std::uint64_t> open_flows_;
+  std::unordered_set<std::uint64_t> early_recvs_;  // messages received before they were sent (clock offsets)
   std::unordered_set<std::uint64_t> gpu_work_;  // launch ids (launch_key) of the GPU work on the streams
   std::vector<std::uint8_t> region_category_;
   std::unordered_map<std::uint32_t, std::uint32_t> member_ordinal_;
