@@ -221,6 +221,49 @@ std::string Definitions::host_of(std::uint32_t group) const {
   return fallback;
 }
 
+MpiRanks::MpiRanks(const Definitions& defs) : defs_(defs) {
+  for (const auto& [ref, g] : defs.comm_groups)
+    if (g.type == 4 /* OTF2_GROUP_TYPE_COMM_LOCATIONS */ && g.paradigm == kParadigmMpi) locations_ = g.members;
+  for (std::size_t i = 0; i < locations_.size(); ++i) world_[locations_[i]] = static_cast<std::uint32_t>(i);
+}
+
+std::uint32_t MpiRanks::world_rank(std::uint64_t location) const {
+  auto it = world_.find(location);
+  return it == world_.end() ? kUndefined32 : it->second;
+}
+
+const std::vector<std::uint64_t>* MpiRanks::members(std::uint32_t comm) const {
+  auto c = defs_.comms.find(comm);
+  if (c == defs_.comms.end()) return nullptr;
+  auto g = defs_.comm_groups.find(c->second);
+  return g == defs_.comm_groups.end() ? nullptr : &g->second.members;
+}
+
+std::uint32_t MpiRanks::rank_in(std::uint32_t comm, std::uint32_t world) {
+  if (world == kUndefined32) return kUndefined32;
+  const std::uint64_t key = static_cast<std::uint64_t>(comm) << 32 | world;
+  auto it = rank_cache_.find(key);
+  if (it != rank_cache_.end()) return it->second;
+  std::uint32_t r = kUndefined32;
+  if (const std::vector<std::uint64_t>* m = members(comm)) {
+    if (m->empty()) r = 0;  // COMM_SELF
+    for (std::size_t i = 0; i < m->size(); ++i)
+      if ((*m)[i] == world) r = static_cast<std::uint32_t>(i);
+  }
+  rank_cache_[key] = r;
+  return r;
+}
+
+std::uint32_t MpiRanks::world_of(std::uint32_t comm, std::uint32_t rank) const {
+  const std::vector<std::uint64_t>* m = members(comm);
+  if (!m || rank >= m->size()) return kUndefined32;
+  return static_cast<std::uint32_t>((*m)[rank]);
+}
+
+std::uint64_t MpiRanks::location_of(std::uint32_t world) const {
+  return world < locations_.size() ? locations_[world] : kUndefined64;
+}
+
 struct Reader::Impl {
   OTF2_Reader* reader = nullptr;
   std::string anchor;

@@ -89,6 +89,29 @@ struct Definitions {
   std::string host_of(std::uint32_t group) const;
 };
 
+/// MPI ranks in an archive: a location's rank in MPI_COMM_WORLD (its place in the MPI
+/// COMM_LOCATIONS group), ranks in a communicator and back.
+class MpiRanks {
+ public:
+  explicit MpiRanks(const Definitions& defs);
+  /// The world rank of a location; kUndefined32 for locations outside MPI.
+  std::uint32_t world_rank(std::uint64_t location) const;
+  /// The rank of world rank `world` in communicator `comm`; kUndefined32 when not a member.
+  std::uint32_t rank_in(std::uint32_t comm, std::uint32_t world);
+  /// The world rank of rank `rank` of communicator `comm`; kUndefined32 when unknown.
+  std::uint32_t world_of(std::uint32_t comm, std::uint32_t rank) const;
+  /// The location of a world rank (its master thread); kUndefined64 when unknown.
+  std::uint64_t location_of(std::uint32_t world) const;
+  std::uint32_t size() const { return static_cast<std::uint32_t>(locations_.size()); }
+
+ private:
+  const std::vector<std::uint64_t>* members(std::uint32_t comm) const;
+  const Definitions& defs_;
+  std::vector<std::uint64_t> locations_;                      // world rank -> location
+  std::map<std::uint64_t, std::uint32_t> world_;              // location -> world rank
+  std::map<std::uint64_t, std::uint32_t> rank_cache_;         // comm << 32 | world -> rank in comm
+};
+
 /// Receives the events of the selected locations, in time order (OTF2's global event reader).
 /// Times are OTF2 ticks, with the locations' clock offsets applied by OTF2.
 class EventSink {

@@ -313,7 +313,7 @@ struct Options {
 class Exporter : public otf2::EventSink {
  public:
   Exporter(const otf2::Definitions& defs, const Options& opt, std::string output)
-      : defs_(defs), opt_(opt), ticks_(defs.timer_resolution, defs.global_offset), base_output_(std::move(output)) {
+      : defs_(defs), opt_(opt), ticks_(defs.timer_resolution, defs.global_offset), base_output_(std::move(output)), ranks_(defs) {
     for (const auto& [ref, r] : defs.regions) max_region_ = std::max(max_region_, ref + 1);
     region_category_.assign(max_region_, kCatOther);
     for (const auto& [ref, r] : defs.regions) region_category_[ref] = category_of(r);
@@ -405,7 +405,7 @@ class Exporter : public otf2::EventSink {
                std::uint64_t bytes) override {
     Loc* l = loc(ref, t);
     if (!l || !in_window_) return;
-    const std::uint32_t self = rank_in(comm, l->world_rank);
+    const std::uint32_t self = ranks_.rank_in(comm, l->world_rank);
     MsgKey key{comm, send ? self : peer, send ? peer : self, tag};
     std::uint32_t& n = (send ? sends_ : recvs_)[key];
     ++n;
@@ -565,13 +565,6 @@ class Exporter : public otf2::EventSink {
     // one counter track per (location, metric member).
     counter_base_ = defs_.locations.size() + processes_.size() + 1;
     for (const auto& [ref, m] : defs_.metric_members) member_ordinal_.emplace(ref, static_cast<std::uint32_t>(member_ordinal_.size()));
-    // MPI world ranks of locations (COMM_LOCATIONS group of paradigm MPI).
-    std::unordered_map<std::uint64_t, std::uint32_t> world;
-    for (const auto& [ref, g] : defs_.comm_groups)
-      if (g.type == 4 /* OTF2_GROUP_TYPE_COMM_LOCATIONS */ && g.paradigm == otf2::kParadigmMpi) {
-        mpi_locations_ = g.members;
-        for (std::size_t i = 0; i < g.members.size(); ++i) world[g.members[i]] = static_cast<std::uint32_t>(i);
-      }
     std::int64_t next_tid = 1000000;
     std::unordered_set<std::uint32_t> main_thread_taken;
     for (const otf2::Location& d : defs_.locations) {
@@ -599,8 +592,7 @@ class Exporter : public otf2::EventSink {
       } else {
         continue;  // metric locations: prof writes none
       }
-      auto w = world.find(d.ref);
-      if (w != world.end()) l.world_rank = w->second;
+      l.world_rank = ranks_.world_rank(d.ref);
       loc_index_[d.ref] = l.index;
       if (l.included) selected_.push_back(d.ref);
       locs_.push_back(std::move(l));
@@ -661,35 +653,8 @@ class Exporter : public otf2::EventSink {
     return mix(mix(0x67707566ull, processes_[l.process].pid), id) | 1;
   }
 
-  std::uint32_t rank_in(std::uint32_t comm, std::uint32_t world_rank) {
-    if (world_rank == otf2::kUndefined32) return otf2::kUndefined32;
-    const std::uint64_t key = static_cast<std::uint64_t>(comm) << 32 | world_rank;
-    auto it = comm_rank_.find(key);
-    if (it != comm_rank_.end()) return it->second;
-    std::uint32_t r = otf2::kUndefined32;
-    const std::vector<std::uint64_t>* members = comm_members(comm);
-    if (members) {
-      if (members->empty()) r = 0;  // COMM_SELF
-      for (std::size_t i = 0; i < members->size(); ++i)
-        if ((*members)[i] == world_rank) r = static_cast<std::uint32_t>(i);
-    }
-    comm_rank_[key] = r;
-    return r;
-  }
-
-  const std::vector<std::uint64_t>* comm_members(std::uint32_t comm) const {
-    auto c = defs_.comms.find(comm);
-    if (c == defs_.comms.end()) return nullptr;
-    auto g = defs_.comm_groups.find(c->second);
-    return g == defs_.comm_groups.end() ? nullptr : &g->second.members;
-  }
-
   bool peer_included(std::uint32_t comm, std::uint32_t peer) const {
-    const std::vector<std::uint64_t>* members = comm_members(comm);
-    if (!members || peer >= members->size()) return false;
-    const std::uint64_t world_rank = (*members)[peer];
-    if (world_rank >= mpi_locations_.size()) return false;
-    auto it = loc_index_.find(mpi_locations_[world_rank]);
+    auto it = loc_index_.find(ranks_.location_of(ranks_.world_of(comm, peer)));
     return it != loc_index_.end() && locs_[it->second].included;
   }
 
@@ -1124,8 +1089,7 @@ class Exporter : public otf2::EventSink {
   std::vector<Loc> locs_;
   std::unordered_map<std::uint64_t, std::uint32_t> loc_index_;
   std::vector<std::uint64_t> selected_;
-  std::vector<std::uint64_t> mpi_locations_;
-  std::unordered_map<std::uint64_t, std::uint32_t> comm_rank_;
+  otf2::MpiRanks ranks_;
   std::unordered_map<MsgKey, std::uint32_t, MsgKeyHash> sends_, recvs_;
   std::unordered_set<std::uint64_t> open_flows_;
   std::unordered_set<std::uint64_t> early_recvs_;  // messages received before they were sent (clock offsets)
