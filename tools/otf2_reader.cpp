@@ -102,6 +102,7 @@ OTF2_CallbackCode def_attribute(void* d, OTF2_AttributeRef self, OTF2_StringRef 
 // Events: the user data is the reader's state.
 struct ReadState {
   EventSink* sink;
+  const Definitions* defs;
   std::uint32_t correlation_attribute;
   std::uint64_t events = 0;
 };
@@ -187,6 +188,14 @@ OTF2_CallbackCode ev_flush(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_A
 }
 OTF2_CallbackCode ev_on_off(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*, OTF2_MeasurementMode m) {
   sink_of(d).measurement_on_off(l, t, m == OTF2_MEASUREMENT_ON);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_program_begin(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*,
+                                   OTF2_StringRef name, uint32_t n, const OTF2_StringRef* args) {
+  const Definitions& defs = *static_cast<ReadState*>(d)->defs;
+  std::vector<std::string> a;
+  for (uint32_t i = 0; i < n; ++i) a.push_back(defs.str(args[i]));
+  sink_of(d).program_begin(l, t, defs.str(name), a);
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode ev_other(OTF2_LocationRef, OTF2_TimeStamp, void* d, OTF2_AttributeList*) {
@@ -371,8 +380,9 @@ bool Reader::read_events(EventSink& sink, const std::vector<std::uint64_t>& want
   OTF2_GlobalEvtReaderCallbacks_SetCallingContextSampleCallback(cb, ev_sample);
   OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(cb, ev_flush);
   OTF2_GlobalEvtReaderCallbacks_SetMeasurementOnOffCallback(cb, ev_on_off);
+  OTF2_GlobalEvtReaderCallbacks_SetProgramBeginCallback(cb, ev_program_begin);
   OTF2_GlobalEvtReaderCallbacks_SetUnknownCallback(cb, ev_other);
-  ReadState state{&sink, defs_.correlation_attribute};
+  ReadState state{&sink, &defs_, defs_.correlation_attribute};
   OTF2_Reader_RegisterGlobalEvtCallbacks(r, ger, cb, &state);
   OTF2_GlobalEvtReaderCallbacks_Delete(cb);
   bool ok = true;

@@ -134,6 +134,9 @@ class EventSink {
   virtual void correlation(std::uint64_t, std::uint64_t, std::uint32_t /*id*/) {}
   virtual void buffer_flush(std::uint64_t, std::uint64_t, std::uint64_t /*stop*/) {}
   virtual void measurement_on_off(std::uint64_t, std::uint64_t, bool /*on*/) {}
+  /// ProgramBegin: the program's name and arguments (strings of the definitions).
+  virtual void program_begin(std::uint64_t, std::uint64_t, const std::string& /*name*/,
+                             const std::vector<std::string>& /*args*/) {}
   /// Called every few thousand events; return false to stop reading.
   virtual bool keep_going() { return true; }
 };

@@ -22,12 +22,15 @@
 #include "measurement/filter/filter.hpp"
 #include "measurement/memory/budget.hpp"
 #include "tools/cube4_reader.hpp"
+#include "tools/json_text.hpp"
 #include "tools/region_groups.hpp"
 
 namespace {
 
 namespace cube4 = prof::cube4;
 using namespace prof::region_groups;
+using prof::json::json_number;
+using prof::json::json_string;
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
@@ -792,30 +795,6 @@ void print_text(const Options& o, const Score& s, bool have_filter) {
   }
   if (s.gpu_streams > 0) print_gpu(s);
   print_exclusive_hint(s);
-}
-
-std::string json_string(const std::string& in) {
-  std::string out = "\"";
-  for (unsigned char c : in) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) {
-  char buf[64];
-  if (v == std::floor(v) && std::fabs(v) < 9e15) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
 }
 
 std::string json_estimate(const Estimate& e) {

@@ -1,0 +1,801 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// prof-report: one self-contained HTML file (and the same data as JSON, or text) per experiment:
+// run summary, top regions with their imbalance, a call-path icicle, MPI communication, GPU
+// activities and busy time, a timeline overview. Built from the profile where it has the data,
+// from the trace for the timeline, the message matrix and the GPU busy time.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tools/cube4_reader.hpp"
+#include "tools/json_text.hpp"
+#include "tools/otf2_reader.hpp"
+#include "tools/region_groups.hpp"
+#include "tools/report_template.hpp"  // generated from tools/report_template.html
+
+namespace {
+
+namespace cube4 = prof::cube4;
+namespace otf2 = prof::otf2;
+using namespace prof::region_groups;
+using prof::json::json_number;
+using prof::json::json_string;
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+const char kUsage[] =
+    "usage: prof-report [options] <experiment directory> ...\n"
+    "\n"
+    "Writes <experiment>/report.html, one self-contained page that any browser opens offline, and\n"
+    "<experiment>/report.json, the same data (format: docs/REPORT.md): the run, the top regions\n"
+    "with min/mean/max over the locations that ran them, the groups (USR, MPI, CUDA, GPU, ...), an\n"
+    "icicle of the call paths for each metric, MPI messages per rank pair and time in collectives,\n"
+    "the GPU activities and each stream's busy time, and a timeline overview. The profile gives the\n"
+    "figures; the trace (when there is one) the timeline, the messages and the busy time.\n"
+    "\n"
+    "options:\n"
+    "  --text          print the report as text instead (terminals, CI logs); nothing is written\n"
+    "  --json          print the JSON instead; nothing is written\n"
+    "  -o DIR          write report.html and report.json into DIR (one experiment only)\n"
+    "  --bins N        timeline and busy-time resolution (default 600 columns)\n"
+    "  --top N         regions in the text form and the timeline's colours (default 20)\n"
+    "  --no-trace      leave the trace alone (profile figures only; faster on huge traces)\n"
+    "  -h, --help      this text\n";
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+const char* const kCollectives[] = {"MPI_Barrier", "MPI_Bcast", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
+                                    "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw",
+                                    "MPI_Allreduce", "MPI_Reduce", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block",
+                                    "MPI_Scan", "MPI_Exscan"};
+
+bool is_collective(const std::string& name) {
+  for (const char* c : kCollectives) {
+    if (name == c) return true;
+    // Non-blocking variants: MPI_Iallreduce, ...
+    if (name.size() == std::strlen(c) + 1 && name.compare(0, 4, "MPI_") == 0 && name[4] == 'I' &&
+        name.compare(5, std::string::npos, c + 4) == 0)
+      return true;
+  }
+  return false;
+}
+
+struct Options {
+  bool text = false, json = false, trace = true;
+  std::string out_dir;
+  unsigned bins = 600, top = 20;
+};
+
+// ---- The profile part
+struct RegionRow {
+  std::uint32_t region = 0;
+  bool gpu = false;  // its executions on GPU streams
+  Group group = Group::USR;
+  double visits = 0, excl = 0, incl = 0;
+  double min = 0, max = 0, mean = 0;  // exclusive time per location that ran it
+  unsigned locations = 0;
+  double bytes = 0, min_one = 0, max_one = 0;  // GPU rows: bytes_copied, one execution's min/max
+};
+
+struct Report {
+  std::string experiment;
+  cube4::ReadProfile profile;
+  bool have_profile = false;
+  std::vector<RegionRow> rows;
+  double total_time = 0, gpu_time = 0;
+  std::vector<std::uint32_t> process_of;  // per profile location
+  std::uint32_t processes = 0, threads = 0, streams = 0;
+  std::vector<double> collective_time;    // per process
+  std::vector<double> mpi_time;           // per process
+  std::map<std::string, std::string> config;
+  std::vector<std::string> warnings;
+};
+
+bool build_profile(Report& rep, std::string* err) {
+  cube4::ReadProfile& p = rep.profile;
+  const std::string path = rep.experiment + "/profile.cubex";
+  if (!exists(path)) return true;
+  if (!cube4::read(path, &p, err)) return false;
+  rep.have_profile = true;
+  const cube4::ReadMetric* visits_m = p.metric("visits");
+  const cube4::ReadMetric* time_m = p.metric("time");
+  if (!visits_m || !time_m) {
+    *err = path + ": no 'visits' and 'time' metrics; prof-report needs a call-path profile as prof or Score-P write it";
+    return false;
+  }
+  const std::size_t nl = p.locations.size(), nc = p.cnodes.size(), nr = p.regions.size();
+  const std::vector<double> incl = p.inclusive(*time_m);
+  const std::vector<double> excl = p.exclusive(*time_m);
+  const cube4::ReadMetric* bytes_m = p.metric("bytes_copied");
+  const cube4::ReadMetric* folded_m = p.metric("folded_visits");
+  const cube4::ReadMetric* min_m = p.metric("min_time");
+  const cube4::ReadMetric* max_m = p.metric("max_time");
+
+  // Processes: location groups that are their own process, in file order (accelerator groups
+  // belong to the process that created them).
+  std::vector<std::uint32_t> process_of_group(std::max<std::size_t>(p.location_groups.size(), 1), 0);
+  for (std::size_t g = 0; g < p.location_groups.size(); ++g)
+    if (p.location_groups[g].process == g) process_of_group[g] = rep.processes++;
+  for (std::size_t g = 0; g < p.location_groups.size(); ++g) process_of_group[g] = process_of_group[p.location_groups[g].process];
+  rep.processes = std::max<std::uint32_t>(rep.processes, 1);
+  rep.process_of.assign(nl, 0);
+  for (std::size_t l = 0; l < nl; ++l) {
+    const std::uint32_t g = p.locations[l].group_index;
+    rep.process_of[l] = g < p.location_groups.size() ? process_of_group[g] : 0;
+    if (p.locations[l].gpu()) ++rep.streams;
+    else ++rep.threads;
+  }
+
+  // A region's executions on GPU streams are a GPU row of their own (as prof-score counts them).
+  std::vector<char> gpu_region(nr, 0);
+  for (std::size_t c = 0; c < nc; ++c) {
+    const std::uint32_t r = p.cnodes[c].region;
+    if (paradigm_group(p.regions[r].paradigm) == Group::PROF) continue;
+    for (std::size_t l = 0; l < nl; ++l)
+      if (p.locations[l].gpu() && visits_m->values[c * nl + l] > 0) gpu_region[r] = 1;
+  }
+  std::vector<char> leads_to_paradigm(nc, 0);  // user code that calls another paradigm: COM
+  for (std::size_t c = 0; c < nc; ++c) {
+    const Group g = paradigm_group(p.regions[p.cnodes[c].region].paradigm);
+    if (is_user(g) || g == Group::PROF) continue;
+    for (std::int64_t a = p.cnodes[c].parent; a >= 0 && !leads_to_paradigm[a]; a = p.cnodes[a].parent) leads_to_paradigm[a] = 1;
+  }
+  // Inclusive time of a region: its outermost call paths only (recursion counted once).
+  std::vector<char> under_same(nc, 0);
+  for (std::size_t c = 0; c < nc; ++c)
+    for (std::int64_t a = p.cnodes[c].parent; a >= 0; a = p.cnodes[a].parent)
+      if (p.cnodes[a].region == p.cnodes[c].region) {
+        under_same[c] = 1;
+        break;
+      }
+
+  std::vector<RegionRow> all(2 * nr);
+  std::vector<char> occurs(2 * nr, 0);
+  std::vector<std::vector<double>> per_loc(2 * nr);  // exclusive time per location
+  for (std::uint32_t k = 0; k < 2 * nr; ++k) {
+    all[k].region = k < nr ? k : k - static_cast<std::uint32_t>(nr);
+    all[k].gpu = k >= nr;
+    all[k].group = k < nr ? paradigm_group(p.regions[k].paradigm) : Group::GPU;
+    all[k].min_one = HUGE_VAL;
+  }
+  for (std::size_t c = 0; c < nc; ++c) {
+    const std::uint32_t r = p.cnodes[c].region;
+    if (all[r].group == Group::USR && leads_to_paradigm[c]) all[r].group = Group::COM;
+    if (!gpu_region[r]) occurs[r] = 1;
+    for (std::size_t l = 0; l < nl; ++l) {
+      const std::size_t i = c * nl + l;
+      const double v = visits_m->values[i];
+      const bool on_gpu = p.locations[l].gpu() && gpu_region[r];
+      const std::uint32_t k = on_gpu ? static_cast<std::uint32_t>(nr + r) : r;
+      RegionRow& row = all[k];
+      const double f = !on_gpu && folded_m ? folded_m->values[i] : 0.0;
+      if (on_gpu || v > 0 || f > 0 || incl[i] != 0) occurs[k] = 1;
+      row.visits += v + f;
+      row.excl += excl[i];
+      if (!under_same[c]) row.incl += incl[i];
+      if (v > 0) {
+        if (per_loc[k].empty()) per_loc[k].assign(nl, -1.0);
+        per_loc[k][l] = std::max(per_loc[k][l], 0.0) + excl[i];
+      }
+      if (on_gpu) {
+        if (bytes_m) row.bytes += bytes_m->values[i];
+        if (v > 0 && min_m) row.min_one = std::min(row.min_one, min_m->values[i]);
+        if (v > 0 && max_m) row.max_one = std::max(row.max_one, max_m->values[i]);
+      }
+    }
+  }
+  for (std::size_t c = 0; c < nc; ++c)
+    if (p.cnodes[c].parent < 0)
+      for (std::size_t l = 0; l < nl; ++l) rep.total_time += incl[c * nl + l];
+  for (std::uint32_t k = 0; k < 2 * nr; ++k) {
+    if (!occurs[k]) continue;
+    RegionRow row = all[k];
+    if (row.min_one == HUGE_VAL) row.min_one = 0;
+    double sum = 0;
+    row.min = HUGE_VAL;
+    for (double t : per_loc[k])
+      if (t >= 0) {
+        row.min = std::min(row.min, t);
+        row.max = std::max(row.max, t);
+        sum += t;
+        ++row.locations;
+      }
+    if (!row.locations) row.min = 0;
+    row.mean = row.locations ? sum / row.locations : 0;
+    if (row.gpu) rep.gpu_time += row.excl;
+    rep.rows.push_back(row);
+  }
+  std::stable_sort(rep.rows.begin(), rep.rows.end(), [](const RegionRow& a, const RegionRow& b) { return a.excl > b.excl; });
+  // MPI: time in MPI and in collectives per process (exclusive, CPU locations).
+  rep.collective_time.assign(rep.processes, 0);
+  rep.mpi_time.assign(rep.processes, 0);
+  for (std::size_t c = 0; c < nc; ++c) {
+    const cube4::Region& reg = p.regions[p.cnodes[c].region];
+    if (reg.paradigm != "mpi") continue;
+    const bool coll = is_collective(reg.name);
+    for (std::size_t l = 0; l < nl; ++l) {
+      if (p.locations[l].gpu()) continue;
+      rep.mpi_time[rep.process_of[l]] += excl[c * nl + l];
+      if (coll) rep.collective_time[rep.process_of[l]] += excl[c * nl + l];
+    }
+  }
+  return true;
+}
+
+// ---- The trace part
+struct Row {  // one timeline row: a location
+  std::uint64_t ref = 0;
+  std::string name;
+  std::string kind;  // "thread", "stream", "lane"
+  std::uint32_t process = 0;
+  std::vector<std::int32_t> top;   // per bin: the region with the most exclusive time, -1 idle
+  std::vector<float> busy;         // per bin: fraction of the bin inside some region
+  // Reading state
+  std::vector<std::uint32_t> stack;
+  std::uint64_t last = 0;
+  std::uint32_t bin = 0;
+  std::vector<std::pair<std::uint32_t, double>> acc;  // the current bin's regions
+  double acc_busy = 0;
+};
+
+class TraceScan : public otf2::EventSink {
+ public:
+  TraceScan(const otf2::Definitions& defs, unsigned bins) : defs_(defs), ranks_(defs), bins_(bins ? bins : 1) {
+    begin_ = defs.global_offset;
+    end_ = defs.global_offset + std::max<std::uint64_t>(defs.trace_length, 1);
+    width_ = static_cast<double>(end_ - begin_) / bins_;
+    std::map<std::uint32_t, std::uint32_t> process_of_group;
+    for (const auto& [ref, g] : defs.groups)
+      if (g.type == 1) {
+        const std::uint32_t n = static_cast<std::uint32_t>(process_of_group.size());
+        process_of_group[ref] = n;
+      }
+    processes_ = static_cast<std::uint32_t>(process_of_group.size());
+    for (const otf2::Location& d : defs.locations) {
+      std::uint32_t group = d.group;
+      auto g = defs.groups.find(group);
+      if (g != defs.groups.end() && g->second.type != 1 && g->second.creator != otf2::kUndefined32) group = g->second.creator;
+      auto p = process_of_group.find(group);
+      if (p == process_of_group.end() || (d.type != 1 && d.type != 2)) continue;
+      Row r;
+      r.ref = d.ref;
+      r.name = d.name;
+      r.kind = d.type == 2 ? "stream" : d.name.rfind("NVTX ", 0) == 0 ? "lane" : "thread";
+      r.process = p->second;
+      r.top.assign(bins_, -1);
+      r.busy.assign(bins_, 0.f);
+      r.last = begin_;
+      index_[d.ref] = rows_.size();
+      rows_.push_back(std::move(r));
+    }
+    const std::uint32_t n = std::max<std::uint32_t>(ranks_.size(), 1);
+    if (ranks_.size()) {
+      bytes_.assign(static_cast<std::size_t>(n) * n, 0);
+      messages_.assign(static_cast<std::size_t>(n) * n, 0);
+    }
+  }
+
+  void enter(std::uint64_t l, std::uint64_t t, std::uint32_t r) override {
+    Row* row = advance(l, t);
+    if (row) row->stack.push_back(r);
+  }
+  void leave(std::uint64_t l, std::uint64_t t, std::uint32_t) override {
+    Row* row = advance(l, t);
+    if (row && !row->stack.empty()) row->stack.pop_back();
+  }
+  void message(std::uint64_t l, std::uint64_t, bool send, std::uint32_t peer, std::uint32_t comm, std::uint32_t,
+               std::uint64_t bytes) override {
+    ++events_;
+    if (!send || bytes_.empty()) return;
+    const std::uint32_t from = ranks_.world_rank(l), to = ranks_.world_of(comm, peer);
+    const std::uint32_t n = ranks_.size();
+    if (from >= n || to >= n) return;
+    bytes_[static_cast<std::size_t>(from) * n + to] += static_cast<double>(bytes);
+    messages_[static_cast<std::size_t>(from) * n + to] += 1;
+  }
+  void buffer_flush(std::uint64_t, std::uint64_t, std::uint64_t) override {
+    ++events_;
+    ++flushes_;
+  }
+  void program_begin(std::uint64_t, std::uint64_t, const std::string& name, const std::vector<std::string>& args) override {
+    ++events_;
+    if (program_.empty()) {
+      program_ = name;
+      args_ = args;
+    }
+  }
+  void finish() {
+    for (Row& r : rows_) {
+      close_until(r, end_);
+      r.stack.clear();
+    }
+  }
+
+  const std::vector<Row>& rows() const { return rows_; }
+  std::uint64_t events() const { return events_; }
+  std::uint64_t flushes() const { return flushes_; }
+  const std::string& program() const { return program_; }
+  const std::vector<std::string>& args() const { return args_; }
+  const std::vector<double>& bytes() const { return bytes_; }
+  const std::vector<double>& messages() const { return messages_; }
+  std::uint32_t mpi_ranks() const { return bytes_.empty() ? 0 : ranks_.size(); }
+  std::uint32_t processes() const { return processes_; }
+  double bin_seconds() const { return width_ / static_cast<double>(defs_.timer_resolution); }
+  double duration() const { return static_cast<double>(end_ - begin_) / static_cast<double>(defs_.timer_resolution); }
+
+ private:
+  Row* advance(std::uint64_t l, std::uint64_t t) {
+    ++events_;
+    auto it = index_.find(l);
+    if (it == index_.end()) return nullptr;
+    Row& r = rows_[it->second];
+    close_until(r, std::min(std::max(t, r.last), end_));
+    return &r;
+  }
+
+  // Attributes [r.last, t) to the innermost open region, bin by bin.
+  void close_until(Row& r, std::uint64_t t) {
+    while (r.last < t) {
+      const std::uint64_t bin_end = begin_ + static_cast<std::uint64_t>(std::ceil((r.bin + 1) * width_));
+      const std::uint64_t upto = std::min(t, std::max(bin_end, r.last + 1));
+      const double d = static_cast<double>(upto - r.last);
+      if (!r.stack.empty()) {
+        const std::uint32_t reg = r.stack.back();
+        auto a = std::find_if(r.acc.begin(), r.acc.end(), [reg](const auto& x) { return x.first == reg; });
+        if (a == r.acc.end()) r.acc.emplace_back(reg, d);
+        else a->second += d;
+        r.acc_busy += d;
+      }
+      r.last = upto;
+      if (upto >= bin_end) {
+        if (r.bin < bins_) {
+          std::int32_t best = -1;
+          double most = 0;
+          for (const auto& [reg, time] : r.acc)
+            if (time > most) {
+              most = time;
+              best = static_cast<std::int32_t>(reg);
+            }
+          r.top[r.bin] = best;
+          r.busy[r.bin] = static_cast<float>(std::min(1.0, r.acc_busy / width_));
+        }
+        r.acc.clear();
+        r.acc_busy = 0;
+        if (++r.bin >= bins_) {
+          r.last = t;
+          return;
+        }
+      }
+    }
+  }
+
+  const otf2::Definitions& defs_;
+  otf2::MpiRanks ranks_;
+  unsigned bins_;
+  std::uint64_t begin_ = 0, end_ = 0;
+  double width_ = 1;
+  std::vector<Row> rows_;
+  std::unordered_map<std::uint64_t, std::size_t> index_;
+  std::vector<double> bytes_, messages_;
+  std::uint64_t events_ = 0, flushes_ = 0;
+  std::uint32_t processes_ = 0;
+  std::string program_;
+  std::vector<std::string> args_;
+};
+
+std::map<std::string, std::string> read_config(const std::string& path) {
+  std::map<std::string, std::string> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t eq = line.find('=');
+    if (eq == std::string::npos || line.compare(0, 5, "PROF_") != 0) continue;
+    std::string v = line.substr(eq + 1);
+    if (v.size() >= 2 && v.front() == '\'' && v.back() == '\'') v = v.substr(1, v.size() - 2);
+    out[line.substr(0, eq)] = v;
+  }
+  return out;
+}
+
+std::string date_text(std::uint64_t realtime_ns) {
+  if (!realtime_ns) return "";
+  const std::time_t s = static_cast<std::time_t>(realtime_ns / 1000000000u);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+std::string json_list(const std::vector<double>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + json_number(v[i]);
+  return s + "]";
+}
+
+const char* group_name(Group g) { return kGroupName[static_cast<int>(g)]; }
+
+// ---- JSON
+std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Definitions* defs, const Options& o) {
+  const cube4::ReadProfile& p = rep.profile;
+  std::string j = "{\n\"format\": \"prof-report\", \"version\": 1,\n\"experiment\": " + json_string(rep.experiment);
+  // Run
+  j += ",\n\"run\": {";
+  j += "\"program\": " + json_string(trace ? trace->program() : "");
+  j += ", \"args\": [";
+  if (trace)
+    for (std::size_t i = 0; i < trace->args().size(); ++i) j += (i ? ", " : "") + json_string(trace->args()[i]);
+  j += "], \"date\": " + json_string(defs ? date_text(defs->realtime_ns) : "");
+  j += ", \"duration_s\": " + json_number(trace ? trace->duration() : 0);
+  j += ", \"processes\": " + std::to_string(rep.have_profile ? rep.processes : trace ? trace->processes() : 0);
+  j += ", \"threads\": " + std::to_string(rep.threads) + ", \"gpu_streams\": " + std::to_string(rep.streams);
+  j += ", \"total_time_s\": " + json_number(rep.total_time);
+  j += ", \"trace_events\": " + json_number(trace ? static_cast<double>(trace->events()) : 0);
+  j += ", \"buffer_flushes\": " + json_number(trace ? static_cast<double>(trace->flushes()) : 0);
+  j += ", \"profile\": " + std::string(rep.have_profile ? "true" : "false") + ", \"trace\": " + (trace ? "true" : "false");
+  j += ", \"warnings\": [";
+  for (std::size_t i = 0; i < rep.warnings.size(); ++i) j += (i ? ", " : "") + json_string(rep.warnings[i]);
+  j += "], \"config\": {";
+  bool first = true;
+  for (const auto& [k, v] : rep.config) {
+    j += (first ? "" : ", ") + json_string(k) + ": " + json_string(v);
+    first = false;
+  }
+  j += "}}";
+  // Regions and groups
+  j += ",\n\"regions\": [";
+  for (std::size_t i = 0; i < rep.rows.size(); ++i) {
+    const RegionRow& r = rep.rows[i];
+    const cube4::Region& reg = p.regions[r.region];
+    j += std::string(i ? ",\n " : "\n ") + "{\"name\": " + json_string(reg.name) + ", \"group\": \"" + group_name(r.group) +
+         "\", \"paradigm\": " + json_string(reg.paradigm) + ", \"file\": " + json_string(reg.file) +
+         ", \"gpu\": " + (r.gpu ? "true" : "false") + ", \"visits\": " + json_number(r.visits) +
+         ", \"exclusive_s\": " + json_number(r.excl) + ", \"inclusive_s\": " + json_number(r.incl) +
+         ", \"per_visit_us\": " + json_number(r.visits > 0 ? r.excl / r.visits * 1e6 : 0) +
+         ", \"locations\": " + std::to_string(r.locations) + ", \"min_s\": " + json_number(r.min) +
+         ", \"mean_s\": " + json_number(r.mean) + ", \"max_s\": " + json_number(r.max) + "}";
+  }
+  j += "],\n\"groups\": [";
+  std::map<std::string, std::pair<double, double>> groups;
+  for (const RegionRow& r : rep.rows) {
+    auto& g = groups[group_name(r.group)];
+    g.first += r.excl;
+    g.second += r.visits;
+  }
+  first = true;
+  for (const auto& [name, tv] : groups) {
+    j += std::string(first ? "" : ", ") + "{\"group\": \"" + name + "\", \"exclusive_s\": " + json_number(tv.first) +
+         ", \"visits\": " + json_number(tv.second) + "}";
+    first = false;
+  }
+  j += "]";
+  // Call tree: regions by index, nodes as [parent, region], values per metric (summed over locations)
+  j += ",\n\"tree\": {\"regions\": [";
+  for (std::size_t i = 0; i < p.regions.size(); ++i) j += (i ? ", " : "") + json_string(p.regions[i].name);
+  j += "], \"parents\": [";
+  for (std::size_t c = 0; c < p.cnodes.size(); ++c) j += (c ? "," : "") + std::to_string(p.cnodes[c].parent);
+  j += "], \"nodes_region\": [";
+  for (std::size_t c = 0; c < p.cnodes.size(); ++c) j += (c ? "," : "") + std::to_string(p.cnodes[c].region);
+  j += "], \"metrics\": [";
+  first = true;
+  const std::size_t nl = p.locations.size();
+  for (const cube4::ReadMetric& m : p.metrics) {
+    if (!m.has_data || m.dtype == "MINDOUBLE" || m.dtype == "MAXDOUBLE") continue;
+    const std::vector<double> ex = p.exclusive(m);
+    std::vector<double> sum(p.cnodes.size(), 0);
+    for (std::size_t c = 0; c < p.cnodes.size(); ++c)
+      for (std::size_t l = 0; l < nl; ++l) sum[c] += ex[c * nl + l];
+    j += std::string(first ? "\n " : ",\n ") + "{\"name\": " + json_string(m.uniq_name) + ", \"display\": " +
+         json_string(m.disp_name) + ", \"unit\": " + json_string(m.uom) + ", \"exclusive\": " + json_list(sum) + "}";
+    first = false;
+  }
+  j += "]}";
+  // MPI
+  j += ",\n\"mpi\": ";
+  bool any_mpi = false;
+  for (double t : rep.mpi_time) any_mpi |= t > 0;
+  const std::uint32_t ranks = trace ? trace->mpi_ranks() : 0;
+  if (any_mpi || ranks) {
+    j += "{\"ranks\": " + std::to_string(ranks ? ranks : rep.processes) + ", \"time_s\": " + json_list(rep.mpi_time) +
+         ", \"collective_s\": " + json_list(rep.collective_time);
+    if (ranks) j += ", \"bytes\": " + json_list(trace->bytes()) + ", \"messages\": " + json_list(trace->messages());
+    j += "}";
+  } else {
+    j += "null";
+  }
+  // GPU
+  j += ",\n\"gpu\": ";
+  if (rep.gpu_time > 0 || rep.streams) {
+    j += "{\"time_s\": " + json_number(rep.gpu_time) + ", \"activities\": [";
+    first = true;
+    for (const RegionRow& r : rep.rows) {
+      if (!r.gpu) continue;
+      const cube4::Region& reg = p.regions[r.region];
+      const GpuKind kind = gpu_kind(reg);
+      j += std::string(first ? "\n " : ",\n ") + "{\"name\": " + json_string(reg.name) + ", \"kind\": \"" +
+           (kind == GpuKind::Kernel ? "kernel" : kind == GpuKind::Copy ? "copy" : "memset") + "\", \"time_percent\": " +
+           json_number(rep.gpu_time > 0 ? 100 * r.excl / rep.gpu_time : 0) + ", \"time_s\": " + json_number(r.excl) +
+           ", \"calls\": " + json_number(r.visits) + ", \"avg_s\": " + json_number(r.visits > 0 ? r.excl / r.visits : 0) +
+           ", \"min_s\": " + json_number(r.min_one) + ", \"max_s\": " + json_number(r.max_one) + ", \"bytes\": " +
+           json_number(r.bytes) + ", \"gb_per_s\": " +
+           json_number(kind == GpuKind::Copy && r.excl > 0 ? r.bytes / r.excl / 1e9 : 0) + "}";
+      first = false;
+    }
+    j += "], \"busy\": [";
+    first = true;
+    if (trace)
+      for (const Row& r : trace->rows()) {
+        if (r.kind != "stream") continue;
+        double busy = 0;
+        for (float b : r.busy) busy += b;
+        j += std::string(first ? "" : ", ") + "{\"stream\": " + json_string(r.name) + ", \"process\": " + std::to_string(r.process) +
+             ", \"busy_fraction\": " + json_number(r.busy.empty() ? 0 : busy / r.busy.size()) + "}";
+        first = false;
+      }
+    j += "]}";
+  } else {
+    j += "null";
+  }
+  // Timeline
+  j += ",\n\"timeline\": ";
+  if (trace) {
+    // Legend: the regions with the most time in the timeline cells.
+    std::map<std::int32_t, double> weight;
+    for (const Row& r : trace->rows())
+      for (std::size_t b = 0; b < r.top.size(); ++b)
+        if (r.top[b] >= 0) weight[r.top[b]] += r.busy[b];
+    std::vector<std::pair<double, std::int32_t>> order;
+    for (const auto& [reg, w] : weight) order.emplace_back(-w, reg);
+    std::sort(order.begin(), order.end());
+    j += "{\"bins\": " + std::to_string(o.bins) + ", \"bin_s\": " + json_number(trace->bin_seconds()) + ", \"duration_s\": " +
+         json_number(trace->duration()) + ", \"legend\": [";
+    for (std::size_t i = 0; i < order.size() && i < o.top; ++i) {
+      auto it = defs->regions.find(static_cast<std::uint32_t>(order[i].second));
+      j += (i ? ", " : "") + std::string("{\"region\": ") + std::to_string(order[i].second) + ", \"name\": " +
+           json_string(it == defs->regions.end() ? "?" : it->second.name) + "}";
+    }
+    j += "], \"rows\": [";
+    first = true;
+    for (const Row& r : trace->rows()) {
+      j += std::string(first ? "\n " : ",\n ") + "{\"name\": " + json_string(r.name) + ", \"kind\": \"" + r.kind +
+           "\", \"process\": " + std::to_string(r.process) + ", \"top\": [";
+      for (std::size_t b = 0; b < r.top.size(); ++b) j += (b ? "," : "") + std::to_string(r.top[b]);
+      j += "], \"busy\": [";
+      for (std::size_t b = 0; b < r.busy.size(); ++b) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(r.busy[b]));
+        j += (b ? "," : "") + std::string(buf);
+      }
+      j += "]}";
+      first = false;
+    }
+    j += "]}";
+  } else {
+    j += "null";
+  }
+  j += "\n}\n";
+  return j;
+}
+
+// ---- Text
+std::string seconds_text(double s) {
+  char buf[32];
+  if (s >= 1) std::snprintf(buf, sizeof buf, "%.3f s", s);
+  else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
+  return buf;
+}
+
+std::string make_text(const Report& rep, const TraceScan* trace, const Options& o) {
+  std::ostringstream t;
+  const cube4::ReadProfile& p = rep.profile;
+  t << "prof-report: " << rep.experiment << "\n";
+  if (trace && !trace->program().empty()) {
+    t << "program: " << trace->program();
+    for (std::size_t i = 1; i < trace->args().size(); ++i) t << " " << trace->args()[i];
+    t << "\n";
+  }
+  t << "processes " << rep.processes << ", threads " << rep.threads << ", GPU streams " << rep.streams;
+  if (trace) t << ", trace " << trace->events() << " events, " << trace->flushes() << " buffer flushes, " << seconds_text(trace->duration());
+  t << "\n";
+  for (const std::string& w : rep.warnings) t << "warning: " << w << "\n";
+  if (!rep.have_profile) return t.str() + "(no profile.cubex: run with PROF_ENABLE_PROFILING=true for the tables)\n";
+  char line[512];
+  t << "\nTop regions by exclusive time (min/mean/max over the locations that ran them):\n";
+  std::snprintf(line, sizeof line, "%7s %8s %12s %12s %12s %12s %12s %12s  %s\n", "group", "time%", "exclusive", "inclusive",
+                "visits", "per visit", "min", "max", "region");
+  t << line;
+  unsigned n = 0;
+  for (const RegionRow& r : rep.rows) {
+    if (n++ >= o.top) break;
+    std::snprintf(line, sizeof line, "%7s %7.1f%% %12s %12s %12.0f %12s %12s %12s  %s\n", group_name(r.group),
+                  rep.total_time > 0 ? 100 * r.excl / rep.total_time : 0, seconds_text(r.excl).c_str(), seconds_text(r.incl).c_str(),
+                  r.visits, seconds_text(r.visits > 0 ? r.excl / r.visits : 0).c_str(), seconds_text(r.min).c_str(),
+                  seconds_text(r.max).c_str(), p.regions[r.region].name.c_str());
+    t << line;
+  }
+  if (rep.gpu_time > 0) {
+    t << "\nGPU activities:\n";
+    std::snprintf(line, sizeof line, "%8s %12s %8s %12s %12s %12s  %s\n", "time%", "total", "calls", "avg", "min", "max", "name");
+    t << line;
+    for (const RegionRow& r : rep.rows) {
+      if (!r.gpu) continue;
+      std::snprintf(line, sizeof line, "%7.1f%% %12s %8.0f %12s %12s %12s  %s\n", 100 * r.excl / rep.gpu_time,
+                    seconds_text(r.excl).c_str(), r.visits, seconds_text(r.visits > 0 ? r.excl / r.visits : 0).c_str(),
+                    seconds_text(r.min_one).c_str(), seconds_text(r.max_one).c_str(), p.regions[r.region].name.c_str());
+      t << line;
+    }
+    if (trace)
+      for (const Row& r : trace->rows()) {
+        if (r.kind != "stream") continue;
+        double busy = 0;
+        for (float b : r.busy) busy += b;
+        std::snprintf(line, sizeof line, "  %s (process %u): busy %.1f%% of the run\n", r.name.c_str(), r.process,
+                      r.busy.empty() ? 0.0 : 100 * busy / r.busy.size());
+        t << line;
+      }
+  }
+  bool any_mpi = false;
+  for (double x : rep.mpi_time) any_mpi |= x > 0;
+  if (any_mpi) {
+    t << "\nMPI per rank: time in MPI, in collectives";
+    if (trace && trace->mpi_ranks()) t << ", bytes sent";
+    t << "\n";
+    for (std::uint32_t r = 0; r < rep.processes; ++r) {
+      double sent = 0;
+      if (trace && trace->mpi_ranks() > r)
+        for (std::uint32_t d = 0; d < trace->mpi_ranks(); ++d) sent += trace->bytes()[static_cast<std::size_t>(r) * trace->mpi_ranks() + d];
+      std::snprintf(line, sizeof line, "  rank %u: %s, %s, %.0f B\n", r, seconds_text(rep.mpi_time[r]).c_str(),
+                    seconds_text(rep.collective_time[r]).c_str(), sent);
+      t << line;
+    }
+  }
+  return t.str();
+}
+
+std::string make_html(const std::string& json) {
+  std::string data = json;
+  // Inside <script>: "</" would end the element.
+  for (std::size_t i = 0; (i = data.find("</", i)) != std::string::npos; i += 3) data.replace(i, 2, "<\\/");
+  std::string html = prof::report::kTemplate;
+  const std::string mark = "/*PROF_REPORT_DATA*/";
+  const std::size_t at = html.find(mark);
+  if (at != std::string::npos) html.replace(at, mark.size(), data);
+  return html;
+}
+
+int report_one(const std::string& input, const Options& o) {
+  Report rep;
+  rep.experiment = input;
+  while (rep.experiment.size() > 1 && rep.experiment.back() == '/') rep.experiment.pop_back();
+  struct stat st;
+  if (::stat(rep.experiment.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    std::fprintf(stderr, "prof-report: error: %s is not a directory; give an experiment directory (prof-*/)\n", input.c_str());
+    return kExitError;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string err;
+  if (!build_profile(rep, &err)) {
+    std::fprintf(stderr, "prof-report: error: %s\n", err.c_str());
+    return kExitError;
+  }
+  rep.config = read_config(rep.experiment + "/prof.cfg");
+  const std::string anchor = rep.experiment + "/traces.otf2";
+  otf2::Reader reader;
+  std::unique_ptr<TraceScan> scan;
+  if (o.trace && exists(anchor)) {
+    if (!reader.open(anchor)) {
+      rep.warnings.push_back("the trace cannot be read: " + reader.error());
+    } else {
+      scan = std::make_unique<TraceScan>(reader.defs(), o.bins);
+      if (!reader.read_events(*scan)) rep.warnings.push_back("the trace is damaged: " + reader.error() + "; what was read is shown");
+      for (const std::string& w : reader.warnings()) rep.warnings.push_back(w);
+      scan->finish();
+      if (scan->flushes())
+        rep.warnings.push_back("trace buffers were flushed " + std::to_string(scan->flushes()) +
+                               " times during the run (the timings around them are disturbed); a larger PROF_TOTAL_MEMORY avoids it");
+    }
+  }
+  if (!rep.have_profile && !scan) {
+    std::fprintf(stderr, "prof-report: error: %s has neither profile.cubex nor traces.otf2; is it a prof experiment?\n",
+                 rep.experiment.c_str());
+    return kExitError;
+  }
+  if (!rep.have_profile) rep.warnings.push_back("no profile.cubex: the tables need PROF_ENABLE_PROFILING=true (the default)");
+  const std::string json = make_json(rep, scan.get(), scan ? &reader.defs() : nullptr, o);
+  if (o.json) {
+    std::fputs(json.c_str(), stdout);
+    return 0;
+  }
+  if (o.text) {
+    std::fputs(make_text(rep, scan.get(), o).c_str(), stdout);
+    return 0;
+  }
+  const std::string dir = o.out_dir.empty() ? rep.experiment : o.out_dir;
+  const std::string html_path = dir + "/report.html", json_path = dir + "/report.json";
+  for (const auto& [path, text] : {std::make_pair(json_path, json), std::make_pair(html_path, make_html(json))}) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0) {
+      std::fprintf(stderr, "prof-report: error: cannot write %s (%s); give a writable directory with -o\n", path.c_str(),
+                   std::strerror(errno));
+      return kExitError;
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("prof-report: %s (open it in a browser) and %s; %s%.2f s\n", html_path.c_str(), json_path.c_str(),
+              scan ? (std::to_string(scan->events()) + " trace events, ").c_str() : "", secs);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> inputs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* what) -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "prof-report: error: %s needs a value; see prof-report --help\n", what);
+        std::exit(kExitUsage);
+      }
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--text") {
+      o.text = true;
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "--no-trace") {
+      o.trace = false;
+    } else if (a == "-o") {
+      o.out_dir = value("-o");
+    } else if (a == "--bins" || a == "--top") {
+      const std::string v = value(a.c_str());
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      if (!*v.c_str() || *end || n == 0 || n > 100000) {
+        std::fprintf(stderr, "prof-report: error: %s '%s' is not a number from 1 to 100000\n", a.c_str(), v.c_str());
+        return kExitUsage;
+      }
+      (a == "--bins" ? o.bins : o.top) = static_cast<unsigned>(n);
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "prof-report: error: unknown option '%s'; see prof-report --help\n", a.c_str());
+      return kExitUsage;
+    } else {
+      inputs.push_back(a);
+    }
+  }
+  if (inputs.empty()) {
+    std::fputs(kUsage, stderr);
+    return kExitUsage;
+  }
+  if (!o.out_dir.empty() && inputs.size() > 1) {
+    std::fprintf(stderr, "prof-report: error: -o takes one experiment; give one with -o\n");
+    return kExitUsage;
+  }
+  int rc = 0;
+  for (const std::string& in : inputs) rc = std::max(rc, report_one(in, o));
+  return rc;
+}
