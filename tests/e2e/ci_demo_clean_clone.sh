@@ -22,6 +22,9 @@ grep -q '^+ otf2-print jacobi-trace/traces.otf2 | head$' "$work/demo.log" || { e
 grep -q 'jacobi-trace (traces.otf2 for Vampir, profile.cubex for Cube)' "$work/demo.log" || { echo "FAIL: the demo did not finish"; exit 1; }
 [ -s "$work/build/demo/jacobi-trace/traces.otf2" ] && [ -s "$work/build/demo/jacobi-trace/profile.cubex" ] ||
   { echo "FAIL: no trace or profile in $work/build/demo/jacobi-trace"; exit 1; }
+[ -s "$work/build/demo/jacobi-trace/report.html" ] && [ -s "$work/build/demo/jacobi-trace/trace.pftrace" ] ||
+  { echo "FAIL: the demo wrote no report.html or trace.pftrace"; exit 1; }
+grep -q '^Top regions by exclusive time' "$work/demo.log" || { echo "FAIL: the demo showed no prof-report --text"; exit 1; }
 otf2-print "$work/build/demo/jacobi-trace/traces.otf2" >/dev/null 2>"$work/print.err"
 [ ! -s "$work/print.err" ] || { cat "$work/print.err"; echo "FAIL: otf2-print wrote to stderr"; exit 1; }
 echo ok

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Checks prof-report's page as a browser shows it against prof-score --json.
+
+Input: the DOM that headless Chromium dumped after the page's script ran (--dump-dom), Chromium's
+stderr (console lines), the report's JSON and prof-score's JSON of the same experiment. Checks:
+no console message and no script error (the page sets data-status="ok" when it drew everything);
+the region table, the call-path icicle and (where the run had them) the MPI and GPU sections are
+there; every region row's exclusive time and visits equal prof-score's row of the same group and
+name; the first row is prof-score's region with the most time; every GPU activity row equals
+prof-score's gpu_activities entry. Exit 1 with one FAIL line per problem.
+
+Usage: check_report.py DOM CHROMIUM_STDERR REPORT_JSON PROF_SCORE_JSON [--mpi N] [--gpu]"""
+import html
+import json
+import re
+import sys
+
+problems = []
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    problems.append(msg)
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-6 * max(abs(a), abs(b), 1e-12)
+
+
+def attrs(tag):
+    return {k: html.unescape(v) for k, v in re.findall(r'([\w-]+)="([^"]*)"', tag)}
+
+
+def main():
+    dom_path, err_path, report_path, score_path = sys.argv[1:5]
+    opts = sys.argv[5:]
+    dom = open(dom_path, encoding="utf-8").read()
+    dom = re.sub(r"<script.*?</script>", "", dom, flags=re.S)  # what was drawn, not the page's code
+    console = [l for l in open(err_path, errors="replace") if "CONSOLE" in l]
+    for l in console:
+        fail("browser console: " + l.strip()[:300])
+    if 'data-status="ok"' not in dom:
+        m = re.search(r'<pre id="errors"[^>]*>(.*?)</pre>', dom, re.S)
+        fail("the page did not finish drawing (errors: %s)" % (m.group(1).strip() if m else "?"))
+    report = json.load(open(report_path))
+    score = json.load(open(score_path))
+    if report.get("format") != "prof-report" or report.get("version") != 1:
+        fail("report.json is not format prof-report version 1")
+    rows = [attrs(t) for t in re.findall(r'<tr class="region"[^>]*>', dom)]
+    if not rows:
+        fail("no region rows in the page")
+    by_key = {(r["type"], r["name"]): r for r in score["regions"]}
+    for r in rows:
+        s = by_key.get((r["data-group"], r["data-name"]))
+        if s is None:
+            fail("region %s (%s) of the page is not in prof-score's rows" % (r["data-name"], r["data-group"]))
+            continue
+        if not close(float(r["data-exclusive"]), s["time"]) or not close(float(r["data-visits"]), s["visits"]):
+            fail("region %s: page %s s / %s visits, prof-score %s s / %s visits" % (
+                r["data-name"], r["data-exclusive"], r["data-visits"], s["time"], s["visits"]))
+    top = max(score["regions"], key=lambda r: r["time"])
+    if rows and (rows[0]["data-name"], rows[0]["data-group"]) != (top["name"], top["type"]):
+        fail("the first region row is %s, prof-score's top region %s" % (rows[0]["data-name"], top["name"]))
+    nodes = re.findall(r'<div class="node"[^>]*>', dom)
+    if not nodes:
+        fail("no box in the call-path icicle")
+    if "--mpi" in opts:
+        n = int(opts[opts.index("--mpi") + 1])
+        table = re.search(r'<table id="mpi-ranks">(.*?)</table>', dom, re.S)
+        ranks = len(re.findall(r"<tr><td>\d+</td>", table.group(1))) if table else 0
+        if ranks != n:
+            fail("the MPI table has %d ranks, expected %d" % (ranks, n))
+        if '<canvas id="mpi-matrix"' not in dom:
+            fail("no MPI message matrix")
+        sent = sum(report["mpi"]["messages"])
+        if sent <= 0:
+            fail("the message matrix is empty")
+    if "--gpu" in opts:
+        acts = [attrs(t) for t in re.findall(r'<tr class="activity"[^>]*>', dom)]
+        want = {a["name"]: a for a in score.get("gpu_activities", [])}
+        if len(acts) != len(want) or not acts:
+            fail("%d GPU activity rows in the page, prof-score has %d" % (len(acts), len(want)))
+        for a in acts:
+            s = want.get(a["data-name"])
+            if s is None or not close(float(a["data-time"]), s["time"]) or not close(float(a["data-calls"]), s["calls"]):
+                fail("GPU activity %s: page %s s / %s calls, prof-score %s" % (a["data-name"], a["data-time"], a["data-calls"], s))
+    if problems:
+        print("check_report FAIL: %d problem(s)" % len(problems))
+        return 1
+    print("check_report ok: %d region rows equal prof-score's (top: %s), %d icicle boxes%s" % (
+        len(rows), rows[0]["data-name"], len(nodes), ", GPU activities equal" if "--gpu" in opts else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# prof-report on real experiments: threads (the jacobi example), MPI on 4 ranks, and GPU runs
+# recorded on an H100 (tests/e2e/export/data: streams, MPI+CUDA). Each report.html is opened in
+# headless Chromium: no console message, the page drew every section, its numbers (region rows,
+# GPU activities) equal prof-score --json's (check_report.py); a screenshot of each goes into the
+# work directory. Then --text, --json and the errors.
+# Usage: report.sh <prof-wrap> <prof-report> <prof-score> <work-dir>
+set -euo pipefail
+wrap=$1 report=$2 score=$3 work=$4
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+[ -n "$browser" ] || { echo "skipped: no Chromium here (apt-get install chromium; .ci/setup installs it)"; exit 77; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+
+# open <experiment> [check_report.py options]: the page in a real browser, checked, photographed.
+open_report() {
+  local exp=$1
+  shift
+  "$report" "$exp"
+  "$score" --json "$exp" >"$exp.score.json"
+  local page
+  page="file://$(cd "$exp" && pwd)/report.html"
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 --dump-dom "$page" \
+    >"$exp.dom.html" 2>"$exp.chromium.err"
+  /usr/bin/python3 "$here/check_report.py" "$exp.dom.html" "$exp.chromium.err" "$exp/report.json" "$exp.score.json" "$@"
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,2400 \
+    --screenshot="$work/$exp.png" "$page" >/dev/null 2>&1
+  [ -s "$work/$exp.png" ] || { echo "FAIL: no screenshot of $exp"; exit 1; }
+}
+
+echo "== threads: the jacobi example"
+"$wrap" gcc -O2 -pthread "$src/../examples/jacobi.c" -o jacobi.x
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=threads ./jacobi.x >/dev/null
+open_report threads
+"$report" --text threads | tee threads.txt
+grep -q '^Top regions by exclusive time' threads.txt && grep -Eq ' barrier$| relax_row$| sweep$' threads.txt ||
+  { echo "FAIL: --text lacks the region table"; exit 1; }
+"$report" --json threads | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["format"] == "prof-report" and d["timeline"]["rows"], d.keys()'
+"$report" --no-trace --json threads | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["timeline"] is None and d["regions"]'
+
+echo "== MPI, 4 ranks"
+"$wrap" mpicc -O2 -I"$src/e2e/mpi" "$src/e2e/mpi/ring.c" -o ring.x
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=ring mpirun -np 4 ./ring.x >/dev/null
+open_report ring --mpi 4
+
+echo "== GPU runs recorded on an H100 (test data)"
+for d in cuda_streams cuda_mpi; do
+  cp -r "$src/e2e/export/data/$d" "$d"
+  open_report "$d" --gpu
+done
+
+echo "== errors"
+set +e
+"$report" nowhere >out.txt 2>err.txt
+rc=$?
+set -e
+[ "$rc" = 1 ] && [ "$(wc -l <err.txt)" = 1 ] &&
+  grep -q '^prof-report: error: nowhere is not a directory; give an experiment directory (prof-\*/)$' err.txt ||
+  { echo "FAIL: prof-report nowhere: rc $rc"; cat err.txt; exit 1; }
+mkdir -p empty
+set +e
+"$report" empty >out.txt 2>err.txt
+rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q '^prof-report: error: empty has neither profile.cubex nor traces.otf2' err.txt ||
+  { echo "FAIL: prof-report on an empty directory: rc $rc"; cat err.txt; exit 1; }
+echo "ok (screenshots: $work/*.png)"
