@@ -7,7 +7,7 @@ build=$1 work=$2 src=$3 tools=${4:-}
 . "$(dirname "$0")/checkers.sh"
 rm -rf "$work" && mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
-for f in bin/prof-wrap bin/prof-info bin/prof-score bin/prof-gcc lib/libprof.so include/prof/user.h include/prof/instrumented.h; do
+for f in bin/prof-wrap bin/prof-info bin/prof-score bin/prof-export bin/prof-report bin/prof-gcc lib/libprof.so include/prof/user.h include/prof/instrumented.h; do
   [ -e "$work/prefix/$f" ] || { echo "FAIL: $f is not installed"; exit 1; }
 done
 "$work/prefix/bin/prof-info" config-vars | grep -q PROF_ENABLE_TRACING || { echo "FAIL: prof-info"; exit 1; }
@@ -17,6 +17,8 @@ readelf -d prog | grep -q "$work/prefix/lib" || { echo "FAIL: prog does not take
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp ./prog
 check_trace exp/traces.otf2 --expect-region fib --expect-locations 1
 "$work/prefix/bin/prof-score" -r exp | grep -Eq "^ +USR +[0-9,]+ +1,973 .*  fib$" || { echo "FAIL: prof-score from the prefix"; exit 1; }
+"$work/prefix/bin/prof-report" exp >/dev/null && [ -s exp/report.html ] || { echo "FAIL: prof-report from the prefix"; exit 1; }
+"$work/prefix/bin/prof-export" -q exp >/dev/null && [ -s exp/trace.pftrace ] || { echo "FAIL: prof-export from the prefix"; exit 1; }
 if [ -e "$work/prefix/lib/prof_gcc_plugin.so" ]; then
   "$work/prefix/bin/prof-wrap" -v --instrument=plugin gcc -O2 "$src" -o prog_plugin 2>plugin.err
   grep -q "^prof-wrap: instrumentation: GCC plugin $work/prefix/lib/prof_gcc_plugin.so$" plugin.err || { echo "FAIL: the plugin from the prefix"; cat plugin.err; exit 1; }
