@@ -420,18 +420,9 @@ class Exporter : public otf2::EventSink {
       flow = open_flows_.erase(id) > 0;
       if (!flow) early_recvs_.insert(id);
     }
-    std::string& b = out_.buffer();
     const std::size_t p = out_.packet();
-    pf::Encoder e(b);
-    e.varint(fld::kTimestamp, l->last_ns);
-    e.varint(fld::kSequenceId, l->seq);
-    const std::uint32_t name = max_region_ + (send ? kNameSend : kNameRecv);
-    intern_name(e, *l, name);
-    e.varint(fld::kSequenceFlags, pf::kSeqNeedsIncrementalState);
-    const std::size_t te = e.begin(fld::kTrackEvent);
-    e.varint(fld::kTeType, pf::kInstant);
-    e.varint(fld::kTeNameIid, name + 1);
-    e.varint(fld::kTeCategoryIids, kCatMpi);
+    pf::Encoder e(out_.buffer());
+    const std::size_t te = named_event(e, *l, pf::kInstant, max_region_ + (send ? kNameSend : kNameRecv), kCatMpi);
     arg_uint(e, kArgPeer, peer);
     arg_uint(e, kArgTag, tag);
     arg_uint(e, kArgBytes, bytes);
@@ -784,6 +775,20 @@ class Exporter : public otf2::EventSink {
     e.end(id);
   }
 
+  // Starts a packet with a named track event of location l: returns the TrackEvent's mark, for
+  // more fields and e.end().
+  std::size_t named_event(pf::Encoder& e, Loc& l, pf::EventType type, std::uint32_t name, std::uint8_t cat) {
+    e.varint(fld::kTimestamp, l.last_ns);
+    e.varint(fld::kSequenceId, l.seq);
+    intern_name(e, l, name);
+    e.varint(fld::kSequenceFlags, pf::kSeqNeedsIncrementalState);
+    const std::size_t te = e.begin(fld::kTrackEvent);
+    e.varint(fld::kTeType, type);
+    e.varint(fld::kTeNameIid, name + 1ull);
+    e.varint(fld::kTeCategoryIids, cat);
+    return te;
+  }
+
   void slice_begin(Loc& l, std::uint32_t region, bool with_metric) {
     const std::uint32_t name = region == kFlushRegion ? max_region_ + kNameFlush : region;
     const std::uint8_t cat = region == kFlushRegion ? static_cast<std::uint8_t>(kCatMeasurement) : region < max_region_ ? region_category_[region] : static_cast<std::uint8_t>(kCatOther);
@@ -814,17 +819,9 @@ class Exporter : public otf2::EventSink {
       after_packet();
       return;
     }
-    std::string& b = out_.buffer();
     const std::size_t p = out_.packet();
-    pf::Encoder e(b);
-    e.varint(fld::kTimestamp, l.last_ns);
-    e.varint(fld::kSequenceId, l.seq);
-    intern_name(e, l, name);
-    e.varint(fld::kSequenceFlags, pf::kSeqNeedsIncrementalState);
-    const std::size_t te = e.begin(fld::kTrackEvent);
-    e.varint(fld::kTeType, pf::kSliceBegin);
-    e.varint(fld::kTeNameIid, name + 1ull);
-    e.varint(fld::kTeCategoryIids, cat);
+    pf::Encoder e(out_.buffer());
+    const std::size_t te = named_event(e, l, pf::kSliceBegin, name, cat);
     if (with_metric) attach_metric(e, l);
     if (l.correlation && with_metric) gpu_flow(e, l);
     e.end(te);
@@ -893,18 +890,9 @@ class Exporter : public otf2::EventSink {
   }
 
   void instant(Loc& l, std::uint32_t name, std::uint8_t cat) {
-    std::string& b = out_.buffer();
     const std::size_t p = out_.packet();
-    pf::Encoder e(b);
-    e.varint(fld::kTimestamp, l.last_ns);
-    e.varint(fld::kSequenceId, l.seq);
-    intern_name(e, l, name);
-    e.varint(fld::kSequenceFlags, pf::kSeqNeedsIncrementalState);
-    const std::size_t te = e.begin(fld::kTrackEvent);
-    e.varint(fld::kTeType, pf::kInstant);
-    e.varint(fld::kTeNameIid, name + 1ull);
-    e.varint(fld::kTeCategoryIids, cat);
-    e.end(te);
+    pf::Encoder e(out_.buffer());
+    e.end(named_event(e, l, pf::kInstant, name, cat));
     out_.done(p);
     ++slices_;
     after_packet();
