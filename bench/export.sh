@@ -6,7 +6,8 @@
 # Enter/Leave of one region); then, interleaved, BENCH_REPS times each: bench/otf2_read (the OTF2
 # library alone reading every event through its global reader: the floor) and prof-export (default
 # --split 512M). Reported: min and median seconds and events/s, the ratio of the rates, prof-export's
-# peak resident memory (max over the repetitions) and the output size against the OTF2 archive.
+# peak resident memory (max over the repetitions) and the output size against the OTF2 archive;
+# and prof-report --json on the same experiment (the trace scan behind its timeline).
 #   bench/export.sh [build-dir] [doc]     knobs: BENCH_REPS (3), BENCH_EXPORT_EVENTS ("10000000 100000000")
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -37,6 +38,11 @@ for n in $sizes; do
     pf_bytes=$(cat "$tmp"/out*.pftrace | wc -c)
     files=$(ls "$tmp"/out*.pftrace | wc -l)
     echo "events=$n variant=export rep=$r ns=$((t1 - t0)) rss_kib=$(cat "$tmp/rss") otf2_bytes=$otf2_bytes pftrace_bytes=$pf_bytes files=$files" >>"$out"
+    rm -f "$tmp"/out*.pftrace
+    t0=$(date +%s%N)
+    "$build/bin/prof-report" --json "$tmp/t" >/dev/null
+    t1=$(date +%s%N)
+    echo "events=$n variant=report rep=$r ns=$((t1 - t0))" >>"$out"
   done
   rm -f "$tmp"/out*.pftrace
 done
@@ -63,18 +69,20 @@ lines = ["<!-- export:begin (bench/export.sh writes this section) -->", "## prof
          "%d repetitions each; seconds from start to exit." % (
              datetime.date.today(), cpu or platform.processor(), os.cpu_count(), platform.platform(),
              len(rows[next(iter(rows))])), "",
-         "| events | OTF2 read, s (min / median) | prof-export, s (min / median) | rate, M events/s (read / export, by min) | export / read rate | peak memory | OTF2 archive | .pftrace (files) | size ratio |",
-         "|---|---|---|---|---|---|---|---|---|"]
+         "| events | OTF2 read, s (min / median) | prof-export, s (min / median) | rate, M events/s (read / export, by min) | export / read rate | peak memory | OTF2 archive | .pftrace (files) | size ratio | prof-report, s (min / median) |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
 for n in sorted({k[0] for k in rows}):
-    rd, ex = rows[(n, "read")], rows[(n, "export")]
+    rd, ex, rp = rows[(n, "read")], rows[(n, "export")], rows[(n, "report")]
     e = extra[n]
-    lines.append("| %.0e | %.2f / %.2f | %.2f / %.2f | %.1f / %.1f | %.0f %% | %.0f MB | %.0f MB | %.0f MB (%d) | %.2f |" % (
+    lines.append("| %.0e | %.2f / %.2f | %.2f / %.2f | %.1f / %.1f | %.0f %% | %.0f MB | %.0f MB | %.0f MB (%d) | %.2f | %.2f / %.2f |" % (
         n, min(rd), statistics.median(rd), min(ex), statistics.median(ex), n / min(rd) / 1e6, n / min(ex) / 1e6,
-        100 * min(rd) / min(ex), e["rss"] / 1024, e["otf2"] / 1e6, e["pf"] / 1e6, e["files"], e["pf"] / e["otf2"]))
+        100 * min(rd) / min(ex), e["rss"] / 1024, e["otf2"] / 1e6, e["pf"] / 1e6, e["files"], e["pf"] / e["otf2"],
+        min(rp), statistics.median(rp)))
 lines += ["", "Goals (issue 17): export rate at least 50 % of the read rate, flat memory, output at most 1.5x the "
           "archive. The read floor and the export read the same way (local definitions, then the global reader); "
           "the export also encodes and writes every event. Real traces carry more per event (metrics, messages), "
-          "see tests/e2e/export/export.sh's size lines.", "<!-- export:end -->"]
+          "see tests/e2e/export/export.sh's size lines. prof-report: the same trace scanned for the timeline (no "
+          "profile in these experiments; a profile's tables take milliseconds).", "<!-- export:end -->"]
 put_section(doc, "export", "\n".join(lines))
 print("\n".join(lines))
 PY

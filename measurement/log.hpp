@@ -13,6 +13,10 @@ extern int g_verbose;
 /// Every later line of this process says "prof: rank <r>: ..." (MPI jobs).
 void set_rank(std::uint32_t rank);
 
+/// The first warning and error lines of this process (at most 32), as printed, without the
+/// newline: kept_line(i) for i < kept_count() (nullptr while a thread still writes it). Any thread.
+unsigned kept_count();
+const char* kept_line(unsigned i);
 /// "prof: error: ..." on stderr. Any thread; allocates nothing beyond a stack buffer.
 void error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 /// "prof: warning: ..." on stderr.

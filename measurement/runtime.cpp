@@ -1595,6 +1595,34 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
   log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", c.repairs, c.unmatched, c.closed);
 }
 
+/// Appends this process's line to the experiment's prof.run, for prof-report: what it cost and
+/// what went wrong (flushes, lost events, repairs, its first warnings). One write(2) with
+/// O_APPEND per process, so the ranks of a job share the file.
+void write_run_file(State& s, const std::vector<Location*>& locs, const RunCounts& c, int exit_status) {
+  std::string dir;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.is_ready) return;
+    dir = experiment_dir::io_path(s.claim);
+  }
+  char head[512];
+  std::snprintf(head, sizeof head,
+                "rank=%u exit_status=%d locations=%zu flushes=%" PRIu64 " lost_events=%" PRIu64 " repairs=%" PRIu64
+                " unmatched_exits=%" PRIu64 " closed_at_end=%" PRIu64 " dropped_signal_events=%" PRIu64 " samples=%" PRIu64
+                " samples_dropped=%" PRIu64 "\n",
+                s.rank, exit_status, locs.size(), s.flushes, c.lost, c.repairs, c.unmatched, c.closed, c.reentries, c.samples,
+                c.samples_dropped);
+  std::string text = head;
+  for (unsigned i = 0; i < log::kept_count(); ++i)
+    if (const char* line = log::kept_line(i)) text += "rank=" + std::to_string(s.rank) + " message=" + line + "\n";
+  const std::string path = dir + "/prof.run";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;  // the data files are written; this summary is a convenience
+  const ssize_t w = ::write(fd, text.data(), text.size());
+  (void)w;
+  ::close(fd);
+}
+
 /// Removes a directory tree (a checkpoint's trace that a newer one replaced).
 void remove_tree(const std::string& path) {
   ::nftw(path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16, FTW_DEPTH | FTW_PHYS);
@@ -1763,6 +1791,7 @@ void finalize(int exit_status) {
   if (config::g_values.enable_tracing) write_trace(*s, locs, together, offsets, last);
   report_profile_limits(*s, locs);
   report_end_of_run(*s, locs, counts);
+  write_run_file(*s, locs, counts, exit_status);
   if (!announced.empty()) {
     const std::vector<std::uint32_t> waited = partial_trace::finish_writing(announced, s->rank, kStayForOthersSeconds);
     if (!waited.empty())

@@ -108,7 +108,57 @@ struct Report {
   std::vector<double> mpi_time;           // per process
   std::map<std::string, std::string> config;
   std::vector<std::string> warnings;
+  // prof.run: one line per process (rank) with its counts, and its first warnings.
+  std::map<std::string, double> run_counts;  // summed over the processes
+  unsigned run_lines = 0;
+  int exit_status = 0;
 };
+
+// Reads <experiment>/prof.run (written by each process at its end): the counts summed, the
+// messages into the warnings (one per distinct text, with the ranks that said it).
+void read_run_file(Report& rep) {
+  std::ifstream in(rep.experiment + "/prof.run");
+  std::string line;
+  std::map<std::string, std::vector<std::string>> said;  // message -> ranks
+  std::vector<std::string> order;
+  while (std::getline(in, line)) {
+    std::string rank;
+    if (line.rfind("rank=", 0) != 0) continue;
+    const std::size_t sp = line.find(' ');
+    if (sp == std::string::npos) continue;
+    rank = line.substr(5, sp - 5);
+    const std::string rest = line.substr(sp + 1);
+    if (rest.rfind("message=", 0) == 0) {
+      std::string text = rest.substr(8);
+      // "prof: rank 3: warning: ..." or "prof: warning: ...": the text after "prof: [rank N: ]"
+      if (text.rfind("prof: ", 0) == 0) text = text.substr(6);
+      if (text.rfind("rank ", 0) == 0 && text.find(": ") != std::string::npos) text = text.substr(text.find(": ") + 2);
+      if (!said.count(text)) order.push_back(text);
+      said[text].push_back(rank);
+      continue;
+    }
+    ++rep.run_lines;
+    std::istringstream fields(rest);
+    std::string kv;
+    while (fields >> kv) {
+      const std::size_t eq = kv.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = kv.substr(0, eq);
+      const double v = std::strtod(kv.c_str() + eq + 1, nullptr);
+      if (key == "exit_status") {
+        if (v != 0 && rep.exit_status == 0) rep.exit_status = static_cast<int>(v);
+      } else {
+        rep.run_counts[key] += v;
+      }
+    }
+  }
+  for (const std::string& text : order) {
+    const std::vector<std::string>& ranks = said[text];
+    rep.warnings.push_back(rep.run_lines > 1 ? (ranks.size() == 1 ? "rank " + ranks[0] : std::to_string(ranks.size()) + " ranks") +
+                                                   ": " + text
+                                             : text);
+  }
+}
 
 bool build_profile(Report& rep, std::string* err) {
   cube4::ReadProfile& p = rep.profile;
@@ -450,7 +500,14 @@ std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Def
   j += ", \"threads\": " + std::to_string(rep.threads) + ", \"gpu_streams\": " + std::to_string(rep.streams);
   j += ", \"total_time_s\": " + json_number(rep.total_time);
   j += ", \"trace_events\": " + json_number(trace ? static_cast<double>(trace->events()) : 0);
-  j += ", \"buffer_flushes\": " + json_number(trace ? static_cast<double>(trace->flushes()) : 0);
+  const auto count = [&rep](const char* key) {
+    auto it = rep.run_counts.find(key);
+    return it == rep.run_counts.end() ? 0.0 : it->second;
+  };
+  j += ", \"buffer_flushes\": " + json_number(rep.run_lines ? count("flushes") : trace ? static_cast<double>(trace->flushes()) : 0);
+  j += ", \"processes_reporting\": " + std::to_string(rep.run_lines) + ", \"exit_status\": " + std::to_string(rep.exit_status);
+  for (const char* key : {"lost_events", "repairs", "unmatched_exits", "closed_at_end", "dropped_signal_events", "samples", "samples_dropped"})
+    j += std::string(", \"") + key + "\": " + json_number(count(key));
   j += ", \"profile\": " + std::string(rep.have_profile ? "true" : "false") + ", \"trace\": " + (trace ? "true" : "false");
   j += ", \"warnings\": [";
   for (std::size_t i = 0; i < rep.warnings.size(); ++i) j += (i ? ", " : "") + json_string(rep.warnings[i]);
@@ -617,7 +674,15 @@ std::string make_text(const Report& rep, const TraceScan* trace, const Options& 
   t << "processes " << rep.processes << ", threads " << rep.threads << ", GPU streams " << rep.streams;
   if (trace) t << ", trace " << trace->events() << " events, " << trace->flushes() << " buffer flushes, " << seconds_text(trace->duration());
   t << "\n";
-  for (const std::string& w : rep.warnings) t << "warning: " << w << "\n";
+  if (rep.run_lines) {
+    auto count = [&rep](const char* key) {
+      auto it = rep.run_counts.find(key);
+      return it == rep.run_counts.end() ? 0.0 : it->second;
+    };
+    t << "prof: " << count("flushes") << " buffer flushes, " << count("lost_events") << " events lost, " << count("repairs")
+      << " exits repaired, " << count("unmatched_exits") << " exits without entry; exit status " << rep.exit_status << "\n";
+  }
+  for (const std::string& w : rep.warnings) t << w << "\n";
   if (!rep.have_profile) return t.str() + "(no profile.cubex: run with PROF_ENABLE_PROFILING=true for the tables)\n";
   char line[512];
   t << "\nTop regions by exclusive time (min/mean/max over the locations that ran them):\n";
@@ -699,19 +764,20 @@ int report_one(const std::string& input, const Options& o) {
     return kExitError;
   }
   rep.config = read_config(rep.experiment + "/prof.cfg");
+  read_run_file(rep);
   const std::string anchor = rep.experiment + "/traces.otf2";
   otf2::Reader reader;
   std::unique_ptr<TraceScan> scan;
   if (o.trace && exists(anchor)) {
     if (!reader.open(anchor)) {
-      rep.warnings.push_back("the trace cannot be read: " + reader.error());
+      rep.warnings.push_back("warning: the trace cannot be read: " + reader.error());
     } else {
       scan = std::make_unique<TraceScan>(reader.defs(), o.bins);
-      if (!reader.read_events(*scan)) rep.warnings.push_back("the trace is damaged: " + reader.error() + "; what was read is shown");
-      for (const std::string& w : reader.warnings()) rep.warnings.push_back(w);
+      if (!reader.read_events(*scan)) rep.warnings.push_back("warning: the trace is damaged: " + reader.error() + "; what was read is shown");
+      for (const std::string& w : reader.warnings()) rep.warnings.push_back("warning: " + w);
       scan->finish();
-      if (scan->flushes())
-        rep.warnings.push_back("trace buffers were flushed " + std::to_string(scan->flushes()) +
+      if (scan->flushes() && !rep.run_lines)
+        rep.warnings.push_back("warning: trace buffers were flushed " + std::to_string(scan->flushes()) +
                                " times during the run (the timings around them are disturbed); a larger PROF_TOTAL_MEMORY avoids it");
     }
   }
@@ -720,7 +786,7 @@ int report_one(const std::string& input, const Options& o) {
                  rep.experiment.c_str());
     return kExitError;
   }
-  if (!rep.have_profile) rep.warnings.push_back("no profile.cubex: the tables need PROF_ENABLE_PROFILING=true (the default)");
+  if (!rep.have_profile) rep.warnings.push_back("warning: no profile.cubex: the tables need PROF_ENABLE_PROFILING=true (the default)");
   const std::string json = make_json(rep, scan.get(), scan ? &reader.defs() : nullptr, o);
   if (o.json) {
     std::fputs(json.c_str(), stdout);

@@ -41,10 +41,38 @@ grep -q '^Top regions by exclusive time' threads.txt && grep -Eq ' barrier$| rel
 "$report" --json threads | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["format"] == "prof-report" and d["timeline"]["rows"], d.keys()'
 "$report" --no-trace --json threads | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["timeline"] is None and d["regions"]'
 
+echo "== a run that fills its buffers: prof's own figures and warnings (prof.run) in the report"
+cat >flush.c <<'C'
+#include <pthread.h>
+#include <stdio.h>
+static long n[2];
+__attribute__((noinline)) static long tiny(long t, long x) { n[t]++; return x ^ (x >> 3); }
+static void* worker(void* arg) { long t = (long)arg, s = 0; for (long i = 0; i < 110000; ++i) s += tiny(t, i); return (void*)s; }
+int main(void) {
+  pthread_t th[2];
+  for (long t = 0; t < 2; ++t) pthread_create(&th[t], NULL, worker, (void*)t);
+  for (int t = 0; t < 2; ++t) pthread_join(th[t], NULL);
+  printf("tiny %ld\n", n[0] + n[1]);
+  return 0;
+}
+C
+"$wrap" gcc -O2 -pthread flush.c -o flush.x
+PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=8M PROF_PAGE_SIZE=4K PROF_EXPERIMENT_DIRECTORY=flushed ./flush.x >/dev/null 2>flush.err
+open_report flushed
+/usr/bin/python3 - flushed/report.json flushed.dom.html <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["run"]
+assert r["processes_reporting"] == 1 and r["buffer_flushes"] >= 1 and r["lost_events"] == 0 and r["exit_status"] == 0, r
+assert any("trace buffers were flushed" in w for w in r["warnings"]), r["warnings"]
+assert "trace buffers were flushed" in open(sys.argv[2]).read(), "the page shows no flush warning"
+print("prof.run: %d flushes, the warning on the page" % r["buffer_flushes"])
+PY
+
 echo "== MPI, 4 ranks"
 "$wrap" mpicc -O2 -I"$src/e2e/mpi" "$src/e2e/mpi/ring.c" -o ring.x
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=ring mpirun -np 4 ./ring.x >/dev/null
 open_report ring --mpi 4
+/usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["run"]; assert r["processes_reporting"] == 4 and r["processes"] == 4, r' ring/report.json
 
 echo "== GPU runs recorded on an H100 (test data)"
 for d in cuda_streams cuda_mpi; do
