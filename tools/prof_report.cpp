@@ -738,9 +738,14 @@ std::string make_text(const Report& rep, const TraceScan* trace, const Options& 
 }
 
 std::string make_html(const std::string& json) {
-  std::string data = json;
-  // Inside <script>: "</" would end the element.
-  for (std::size_t i = 0; (i = data.find("</", i)) != std::string::npos; i += 3) data.replace(i, 2, "<\\/");
+  // Inside <script>, "</script" or "<!--" in a name would end or change the element: every "<"
+  // (only ever inside a JSON string) becomes the escape \u003c.
+  std::string data;
+  data.reserve(json.size());
+  for (char c : json) {
+    if (c == '<') data += "\\u003c";
+    else data += c;
+  }
   std::string html = prof::report::kTemplate;
   const std::string mark = "/*PROF_REPORT_DATA*/";
   const std::size_t at = html.find(mark);
