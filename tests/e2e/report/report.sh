@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# prof-report on real experiments: threads (the jacobi example), MPI on 4 ranks, and GPU runs
+# prof-report on real experiments: threads (the jacobi example), buffer flushes, sampling with a
+# metric, MPI on 4 ranks, and GPU runs
 # recorded on an H100 (tests/e2e/export/data: streams, MPI+CUDA). Each report.html is opened in
 # headless Chromium: no console message, the page drew every section, its numbers (region rows,
 # GPU activities) equal prof-score --json's (check_report.py); screenshots of the threaded and the
@@ -67,6 +68,19 @@ assert r["processes_reporting"] == 1 and r["buffer_flushes"] >= 1 and r["lost_ev
 assert any("trace buffers were flushed" in w for w in r["warnings"]), r["warnings"]
 assert "trace buffers were flushed" in open(sys.argv[2]).read(), "the page shows no flush warning"
 print("prof.run: %d flushes, the warning on the page" % r["buffer_flushes"])
+PY
+
+echo "== sampling (timer, 1 kHz) with an rusage metric: the icicle offers hits and the metric"
+"$wrap" gcc -O1 -g "$src/e2e/sampling/hot.c" -o hot.x
+PROF_ENABLE_TRACING=true PROF_SAMPLING_EVENTS=timer@1000 PROF_METRIC_RUSAGE=ru_utime PROF_EXPERIMENT_DIRECTORY=sampled ./hot.x >/dev/null
+open_report sampled
+/usr/bin/python3 - sampled/report.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [m["name"] for m in d["tree"]["metrics"]]
+assert "hits" in names and "ru_utime" in names, names
+assert d["run"]["samples"] > 0, d["run"]
+print("sampled: metrics %s, %d samples" % (", ".join(names), d["run"]["samples"]))
 PY
 
 echo "== MPI, 4 ranks"
