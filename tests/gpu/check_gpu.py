@@ -205,6 +205,8 @@ class Trace:
             self.resolution = defs.clock_properties.timer_resolution
             self.locations = list(defs.locations)
             self.groups = list(defs.location_groups)
+            # prof's launch ids (issue 17): defined where the CUDA adapter wrote a trace
+            self.launch_ids = any(a.name == "CUDA correlation id" for a in defs.attributes)
             keep = (E.Enter, E.Leave, E.RmaGet, E.RmaPut, E.RmaOpCompleteBlocking)
             for loc, ev in trace.events:
                 if isinstance(ev, keep):
@@ -264,6 +266,7 @@ def check_process(tr, p, mpi, fail):
 
     check_host(tr, p, where, master, threads, fail)
     matched = check_streams(tr, p, where, streams, fail)
+    check_launch_ids(tr, where, threads, streams, fail)
     if matched:
         check_times(tr, p, where, fail)
         check_durations(tr, p, where, fail)
@@ -413,6 +416,32 @@ def check_streams(tr, p, where, streams, fail):
             it.activity = a
             it.location = loc
     return True
+
+
+def launch_id(ev):
+    for a, v in (ev.attributes or {}).items():
+        if a.name == "CUDA correlation id":
+            return v
+    return None
+
+
+def check_launch_ids(tr, where, threads, streams, fail):
+    """Every kernel, copy and memset on a stream carries the "CUDA correlation id" of the host
+    call that launched it, which that call's Enter carries too (prof-export's arrows)."""
+    if not tr.launch_ids:
+        return
+    E = tr.otf2.events
+    host = {launch_id(ev) for l in threads for ev in tr.events.get(l, []) if isinstance(ev, E.Enter)} - {None}
+    for l in streams:
+        for ev in tr.events.get(l, []):
+            if not isinstance(ev, E.Enter):
+                continue
+            i = launch_id(ev)
+            if i is None:
+                fail.add("%s%r on %r has no CUDA correlation id" % (where, ev.region.name, l.name), kind="launch id missing")
+            elif i not in host:
+                fail.add("%s%r on %r has the launch id %d, which no host call's Enter carries" % (where, ev.region.name, l.name, i),
+                         kind="launch id unmatched")
 
 
 def check_times(tr, p, where, fail):
