@@ -44,21 +44,7 @@ grep -q '^Top regions by exclusive time' threads.txt && grep -Eq ' barrier$| rel
 "$report" --no-trace --json threads | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["timeline"] is None and d["regions"]'
 
 echo "== a run that fills its buffers: prof's own figures and warnings (prof.run) in the report"
-cat >flush.c <<'C'
-#include <pthread.h>
-#include <stdio.h>
-static long n[2];
-__attribute__((noinline)) static long tiny(long t, long x) { n[t]++; return x ^ (x >> 3); }
-static void* worker(void* arg) { long t = (long)arg, s = 0; for (long i = 0; i < 110000; ++i) s += tiny(t, i); return (void*)s; }
-int main(void) {
-  pthread_t th[2];
-  for (long t = 0; t < 2; ++t) pthread_create(&th[t], NULL, worker, (void*)t);
-  for (int t = 0; t < 2; ++t) pthread_join(th[t], NULL);
-  printf("tiny %ld\n", n[0] + n[1]);
-  return 0;
-}
-C
-"$wrap" gcc -O2 -pthread flush.c -o flush.x
+"$wrap" gcc -O2 -pthread "$src/e2e/progs/fill_buffers.c" -o flush.x
 PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=8M PROF_PAGE_SIZE=4K PROF_EXPERIMENT_DIRECTORY=flushed ./flush.x >/dev/null 2>flush.err
 open_report flushed
 /usr/bin/python3 - flushed/report.json flushed.dom.html <<'PY'
