@@ -388,6 +388,7 @@ class Exporter : public otf2::EventSink {
     }
     l->stack.pop_back();
     if (in_window_) slice_end(*l, true);
+    else l->pending_args = 0;  // a collective's or copy's arguments outside the window
   }
 
   void metric(std::uint64_t ref, std::uint64_t t, std::uint32_t cls, unsigned n, const std::uint8_t* types,
@@ -404,12 +405,14 @@ class Exporter : public otf2::EventSink {
   void message(std::uint64_t ref, std::uint64_t t, bool send, std::uint32_t peer, std::uint32_t comm, std::uint32_t tag,
                std::uint64_t bytes) override {
     Loc* l = loc(ref, t);
-    if (!l || !in_window_) return;
+    if (!l) return;
+    // Counted outside the window too: the n-th send still meets the n-th receive.
     const std::uint32_t self = ranks_.rank_in(comm, l->world_rank);
     MsgKey key{comm, send ? self : peer, send ? peer : self, tag};
     std::uint32_t& n = (send ? sends_ : recvs_)[key];
     ++n;
     std::uint64_t id = mix(mix(MsgKeyHash()(key), n), 0x70726f66ull) | 1;
+    if (!in_window_) return;
     // The send's instant starts the arrow, the receive's ends it. A receive that comes first (the
     // ranks' clocks corrected by different offsets) gets none: the arrow would point backwards.
     bool flow = false;

@@ -15,7 +15,8 @@ with arguments = MpiCollectiveEnd records, copy ENDs with bytes = RMA records, f
 messages + CUDA launches whose GPU work is in the trace (the "CUDA correlation id" attribute);
 --expect-flows N, --expect-slices NAME=N, --window B E (ns: every event inside),
 --partial (a window or split part: a flow may start and not end in it), --region-window NAME K
-(implies --partial; the window of the K-th NAME, computed from the OTF2 trace: every event
+(implies --partial; messages sent and received inside it are arrows; --region-window-end NAME K
+ends it with that occurrence instead; the window of the K-th NAME, computed from the OTF2 trace: every event
 inside, the first NAME slice begins at its start).
 
 Usage: check_pftrace.py FILE.pftrace [--otf2 traces.otf2] [--expect-slices NAME=N ...]
@@ -306,6 +307,27 @@ def region_window(anchor, name, k):
     return 0, 0
 
 
+def message_pairs(anchor):
+    """(send, receive) times in ns of the MPI messages, the n-th send of a (comm, source,
+    destination, tag) paired with the n-th receive, read with the otf2 module."""
+    import otf2
+    E = otf2.events
+    sends, recvs = {}, {}
+    with otf2.reader.open(anchor) as trace:
+        clock = trace.definitions.clock_properties
+        ns = lambda t: (t - clock.global_offset) * 10**9 // clock.timer_resolution
+        for loc, ev in trace.events:
+            if isinstance(ev, (E.MpiSend, E.MpiIsend, E.MpiRecv, E.MpiIrecv)):
+                members = list(ev.communicator.group.members) or [loc]
+                if isinstance(ev, (E.MpiSend, E.MpiIsend)):
+                    key = (id(ev.communicator), loc, members[ev.receiver], ev.msg_tag)
+                    sends.setdefault(key, []).append(ns(ev.time))
+                else:
+                    key = (id(ev.communicator), members[ev.sender], loc, ev.msg_tag)
+                    recvs.setdefault(key, []).append(ns(ev.time))
+    return [p for key, ts in sends.items() for p in zip(ts, recvs.get(key, []))]
+
+
 def compare_otf2(anchor, got):
     import otf2
     E = otf2.events
@@ -392,10 +414,15 @@ def main():
     ap.add_argument("--expect-flows", type=int)
     ap.add_argument("--window", nargs=2, type=int)
     ap.add_argument("--region-window", nargs=2, metavar=("NAME", "K"))
+    ap.add_argument("--region-window-end", nargs=2, metavar=("NAME", "K"), help="the window ends with this occurrence instead")
     ap.add_argument("--partial", action="store_true", help="a window or a part of a split: flows may leave it")
     args = ap.parse_args()
+    pairs = None
     if args.region_window:
         args.window = region_window(args.otf2, args.region_window[0], int(args.region_window[1]))
+        if args.region_window_end:
+            args.window = (args.window[0], region_window(args.otf2, args.region_window_end[0], int(args.region_window_end[1]))[1])
+        pairs = message_pairs(args.otf2)
         args.otf2 = None  # a window: the counts are not the whole trace's
         args.partial = True
     text = decode(args.file, args.proto)
@@ -412,6 +439,14 @@ def main():
         name, n = spec.rsplit("=", 1)
         if got["names"][name] != int(n):
             fail("%d slices named %s, expected %s" % (got["names"][name], name, n))
+    if pairs is not None:
+        # Messages sent and received inside the window are arrows (a receive at the send's time: either way).
+        b, e = args.window
+        inside = [(ts, tr) for ts, tr in pairs if b <= ts and tr <= e]
+        later, not_earlier = sum(tr > ts for ts, tr in inside), sum(tr >= ts for ts, tr in inside)
+        if not later <= got["flows_ended"] <= not_earlier:
+            fail("%d messages inside the window (%d received after the send), %d arrows end in the .pftrace" %
+                 (not_earlier, later, got["flows_ended"]))
     if args.region_window:
         name = args.region_window[0]
         if got["first_begin"].get(name) != args.window[0]:

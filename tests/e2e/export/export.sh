@@ -103,6 +103,10 @@ echo "== --begin/--end by time, by region name (the 3rd MPI_Waitall), --ranks"
 check window.pftrace --window 2000000 5000000 --partial
 "$export_tool" -q --begin MPI_Waitall:3 -o waitall3.pftrace ring
 check waitall3.pftrace --otf2 ring/traces.otf2 --region-window MPI_Waitall 3
+# From there to the end of the first MPI_Finalize: the messages before the window still count,
+# so every message inside it is an arrow.
+"$export_tool" -q --begin MPI_Waitall:3 --end MPI_Finalize -o waitall3_end.pftrace ring
+check waitall3_end.pftrace --otf2 ring/traces.otf2 --region-window MPI_Waitall 3 --region-window-end MPI_Finalize 1
 "$export_tool" -q --ranks 1-2 -o ranks12.pftrace ring
 check ranks12.pftrace
 n=$(/usr/bin/python3 "$here/check_pftrace.py" ranks12.pftrace | grep -o '[0-9]* tracks' | cut -d' ' -f1)
