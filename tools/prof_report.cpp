@@ -38,6 +38,7 @@ using prof::json::json_string;
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
+constexpr std::uint32_t kMaxMatrixRanks = 512;
 
 const char kUsage[] =
     "usage: prof-report [options] <experiment directory> ...\n"
@@ -338,7 +339,7 @@ class TraceScan : public otf2::EventSink {
       rows_.push_back(std::move(r));
     }
     const std::uint32_t n = std::max<std::uint32_t>(ranks_.size(), 1);
-    if (ranks_.size()) {
+    if (ranks_.size() && ranks_.size() <= kMaxMatrixRanks) {
       bytes_.assign(static_cast<std::size_t>(n) * n, 0);
       messages_.assign(static_cast<std::size_t>(n) * n, 0);
     }
@@ -387,7 +388,8 @@ class TraceScan : public otf2::EventSink {
   const std::vector<std::string>& args() const { return args_; }
   const std::vector<double>& bytes() const { return bytes_; }
   const std::vector<double>& messages() const { return messages_; }
-  std::uint32_t mpi_ranks() const { return bytes_.empty() ? 0 : ranks_.size(); }
+  std::uint32_t mpi_ranks() const { return ranks_.size(); }
+  bool have_matrix() const { return !bytes_.empty(); }
   std::uint32_t processes() const { return processes_; }
   double bin_seconds() const { return width_ / static_cast<double>(defs_.timer_resolution); }
   double duration() const { return static_cast<double>(end_ - begin_) / static_cast<double>(defs_.timer_resolution); }
@@ -574,7 +576,9 @@ std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Def
   if (any_mpi || ranks) {
     j += "{\"ranks\": " + std::to_string(ranks ? ranks : rep.processes) + ", \"time_s\": " + json_list(rep.mpi_time) +
          ", \"collective_s\": " + json_list(rep.collective_time);
-    if (ranks) j += ", \"bytes\": " + json_list(trace->bytes()) + ", \"messages\": " + json_list(trace->messages());
+    // The matrix is ranks^2 numbers in the page: up to 512 ranks (262,144 cells).
+    if (ranks && trace->have_matrix()) j += ", \"bytes\": " + json_list(trace->bytes()) + ", \"messages\": " + json_list(trace->messages());
+    else if (ranks) j += ", \"matrix_note\": \"no message matrix above " + std::to_string(kMaxMatrixRanks) + " ranks (" + std::to_string(ranks) + " here)\"";
     j += "}";
   } else {
     j += "null";
@@ -723,11 +727,11 @@ std::string make_text(const Report& rep, const TraceScan* trace, const Options& 
   for (double x : rep.mpi_time) any_mpi |= x > 0;
   if (any_mpi) {
     t << "\nMPI per rank: time in MPI, in collectives";
-    if (trace && trace->mpi_ranks()) t << ", bytes sent";
+    if (trace && trace->have_matrix()) t << ", bytes sent";
     t << "\n";
     for (std::uint32_t r = 0; r < rep.processes; ++r) {
       double sent = 0;
-      if (trace && trace->mpi_ranks() > r)
+      if (trace && trace->have_matrix() && trace->mpi_ranks() > r)
         for (std::uint32_t d = 0; d < trace->mpi_ranks(); ++d) sent += trace->bytes()[static_cast<std::size_t>(r) * trace->mpi_ranks() + d];
       std::snprintf(line, sizeof line, "  rank %u: %s, %s, %.0f B\n", r, seconds_text(rep.mpi_time[r]).c_str(),
                     seconds_text(rep.collective_time[r]).c_str(), sent);
