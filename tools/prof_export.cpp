@@ -231,7 +231,7 @@ struct MsgKeyHash {
 // Finds the window edges given by region names: the start/end of their K-th occurrence.
 class NameFinder : public otf2::EventSink {
  public:
-  NameFinder(const otf2::Definitions& defs, When* begin, When* end) : defs_(defs) {
+  NameFinder(const otf2::Definitions& defs, When* begin, When* end) {
     for (When* w : {begin, end}) {
       if (!w || !w->set || !w->by_name) continue;
       Target t;
@@ -297,7 +297,6 @@ class NameFinder : public otf2::EventSink {
     bool done = false;
     std::uint64_t time = 0;
   };
-  const otf2::Definitions& defs_;
   std::vector<Target> targets_;
   std::unordered_map<std::uint64_t, unsigned> depth_;
 };
@@ -345,13 +344,14 @@ class Exporter : public otf2::EventSink {
     return true;
   }
 
-  // Closes what is still open (a crash, lost events, the window's end) and the file.
+  // Closes what is still open (a crash, lost events, the window's end) and the file. False when
+  // a file could not be written, or a --split part not be opened.
   bool finish() {
     no_cut_ = true;
     if (in_window_)
       for (Loc& l : locs_)
         if (l.included) close_all(l, l.last_ns);
-    return close_file();
+    return close_file() && !failed_open_;
   }
 
   std::vector<std::string> files() const { return files_; }
@@ -359,7 +359,6 @@ class Exporter : public otf2::EventSink {
   std::uint64_t slices() const { return slices_; }
   std::uint64_t flows() const { return flows_ + gpu_flows_; }
   std::uint64_t bytes_out() const { return bytes_out_; }
-  std::uint64_t reopened() const { return reopened_; }
 
   // ---- EventSink
   void enter(std::uint64_t ref, std::uint64_t t, std::uint32_t region) override {
@@ -479,7 +478,6 @@ class Exporter : public otf2::EventSink {
     e.varint(fld::kPsCallstackIid, cc + 1ull);
     e.end(ps);
     out_.done(p);
-    ++samples_;
     after_packet();
   }
 
@@ -499,14 +497,14 @@ class Exporter : public otf2::EventSink {
 
   bool keep_going() override {
     if (stopped_) return false;
-    if (!opt_.quiet) progress(false);
+    if (!opt_.quiet) progress();
     return true;
   }
 
-  void progress(bool last) {
+  void progress() {
     const auto now = std::chrono::steady_clock::now();
     const double secs = std::chrono::duration<double>(now - started_).count();
-    if (!last && (secs < 2 || secs < next_progress_)) return;
+    if (secs < 2 || secs < next_progress_) return;
     next_progress_ = secs + 2;
     const double length = static_cast<double>(ticks_.ns(defs_.global_offset + defs_.trace_length));
     const double pct = length > 0 ? std::min(100.0, 100.0 * static_cast<double>(now_ns_) / length) : 0;
@@ -1001,7 +999,6 @@ class Exporter : public otf2::EventSink {
       }
       e.end(te);
       out_.done(p);
-      ++counter_values_;
     }
     l.metric_values.clear();
     after_packet();
@@ -1058,10 +1055,7 @@ class Exporter : public otf2::EventSink {
   void close_all(Loc& l, std::uint64_t at) {
     flush_metric(l);
     if (at > l.last_ns) l.last_ns = at;
-    for (std::size_t i = l.stack.size(); i-- > 0;) {
-      slice_end(l, false);
-      if (l.stack[i] != kFlushRegion) ++reopened_;
-    }
+    for (std::size_t i = l.stack.size(); i-- > 0;) slice_end(l, false);
   }
 
   // Begins again the slices open at a window start or file cut.
@@ -1093,7 +1087,7 @@ class Exporter : public otf2::EventSink {
   Loc* cached_ = nullptr;
   std::uint64_t begin_ns_ = 0, end_ns_ = ~0ull, now_ns_ = 0;
   bool in_window_ = true, stopped_ = false, failed_open_ = false, no_cut_ = false;
-  std::uint64_t events_ = 0, slices_ = 0, flows_ = 0, gpu_flows_ = 0, samples_ = 0, counter_values_ = 0, bytes_out_ = 0, reopened_ = 0;
+  std::uint64_t events_ = 0, slices_ = 0, flows_ = 0, gpu_flows_ = 0, bytes_out_ = 0;
   std::chrono::steady_clock::time_point started_;
   double next_progress_ = 0;
 };
