@@ -18,6 +18,7 @@ extern "C" {
 extern const prof_adapter prof_adapter_compiler __attribute__((weak));
 extern const prof_adapter prof_adapter_user __attribute__((weak));
 extern const prof_adapter prof_adapter_pthread __attribute__((weak));
+extern const prof_adapter prof_adapter_openmp __attribute__((weak));
 extern const prof_adapter* const prof_linked_adapters[] __attribute__((weak));
 // Defined by the adapter list of a program linked with prof-wrap --mpp=none.
 extern const int prof_mpi_adapter_declined __attribute__((weak));
@@ -40,7 +41,7 @@ void fill_list() {
     if (prof_linked_adapters) {
       for (const prof_adapter* const* a = prof_linked_adapters; *a && n < kMaxAdapters; ++a) g_list[n++].store(*a);
     } else {
-      for (const prof_adapter* a : {&prof_adapter_compiler, &prof_adapter_user, &prof_adapter_pthread})
+      for (const prof_adapter* a : {&prof_adapter_compiler, &prof_adapter_user, &prof_adapter_pthread, &prof_adapter_openmp})
         if (a) g_list[n++].store(a);
     }
     g_count = n;

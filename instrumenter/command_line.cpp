@@ -109,7 +109,9 @@ void apply_option(Options& o, const std::string& arg) {
     else if (mpp == "auto") o.mpp = Mpp::Auto;
     else throw UsageError("--mpp=" + mpp + " is not one of mpi, none, auto");
   } else if (arg == "--cuda") o.cuda = Cuda::On;
-  else if (arg == "--nocuda") o.cuda = Cuda::Off; else if (arg.rfind("--instrument-filter=", 0) == 0) {
+  else if (arg == "--nocuda") o.cuda = Cuda::Off;
+  else if (arg == "--noopenmp") o.noopenmp = true;
+  else if (arg.rfind("--instrument-filter=", 0) == 0) {
     std::string file = arg.substr(std::strlen("--instrument-filter="));
     if (file.empty()) throw UsageError("--instrument-filter= needs a file, e.g. --instrument-filter=my.filter");
     std::error_code ec;

@@ -48,6 +48,7 @@ struct Options {
   bool verbose = false;     ///< print each command on stderr before running it
   bool dry_run = false;     ///< print, do not run (implies verbose)
   bool nocompiler = false;  ///< no compiler instrumentation (still link libprof)
+  bool noopenmp = false;    ///< --noopenmp: no OpenMP adapter even with -fopenmp
   bool user = false;        ///< define PROF_USER_ENABLE for the <prof/user.h> macros
   bool keep_files = false;  ///< keep the generated adapter-list source and object
   /// --instrument-filter=FILE (repeatable), absolute paths: checked at build time, applied inside

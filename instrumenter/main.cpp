@@ -68,6 +68,8 @@ const char kUsage[] =
     "      --nocuda     never link it. Without either, CUDA programs get it: nvcc, a .cu input,\n"
     "                   -lcudart, -lcudart_static or -lcuda, or nvcc's -cudart=...; where prof was\n"
     "                   built without it (no CUPTI), they are linked without it, with a notice\n"
+    "      --noopenmp   no OpenMP adapter: without it, links with -fopenmp get it (records parallel\n"
+    "                   regions, team threads, barriers, loops, tasks, locks: PROF_OPENMP_ENABLE)\n"
     "      --           end of prof-wrap options; the next word is the compiler\n"
     "\n"
     "Environment:\n"

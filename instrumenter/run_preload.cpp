@@ -230,7 +230,7 @@ int main_with_measurement(int argc, char** argv, char** envp) {
   if (measured && theirs == static_cast<const void*>(prof_run_adapters)) {
     // The adapters present: libprof's own, and those of the libraries prof-run preloaded.
     int n = 0;
-    for (const char* name : {"prof_adapter_user", "prof_adapter_pthread", "prof_adapter_mpi", "prof_adapter_cuda"})
+    for (const char* name : {"prof_adapter_user", "prof_adapter_pthread", "prof_adapter_openmp", "prof_adapter_mpi", "prof_adapter_cuda"})
       if (const void* a = ::dlsym(RTLD_DEFAULT, name)) prof_run_adapters[n++] = static_cast<const prof_adapter*>(a);
     if (auto init = reinterpret_cast<void (*)()>(::dlsym(RTLD_DEFAULT, "prof_init"))) init();
     else std::fprintf(stderr, "prof: error: prof-run: libprof.so is not loaded (LD_PRELOAD was changed?); nothing is measured\n");

@@ -112,11 +112,25 @@ AdapterChoice cuda_program(const Plan& p, const Toolchain& tc, const Options& o)
   return {true, why};
 }
 
+// OpenMP: the link has -fopenmp (or -fopenmp=libomp, -qopenmp, -fiopenmp, nvcc's -Xcompiler
+// -fopenmp); --noopenmp leaves the adapter out.
+AdapterChoice openmp_program(const Plan& p, const Toolchain&, const Options& o) {
+  if (o.noopenmp) return {false, "--noopenmp"};
+  for (const auto& a : p.argv) {
+    if (a == "-fopenmp" || a.rfind("-fopenmp=", 0) == 0 || a == "-qopenmp" || a == "-fiopenmp" || a == "-openmp")
+      return {true, "the command has " + a};
+    if (a.find("=-fopenmp") != std::string::npos || a.find(",-fopenmp") != std::string::npos)
+      return {true, "the command passes " + a};  // nvcc -Xcompiler=-fopenmp, -Xcompiler=-O2,-fopenmp
+  }
+  return {false, "no -fopenmp"};
+}
+
 // The adapters in the order the runtime initialises them.
 const AdapterEntry kAdapters[] = {
     {"compiler", nullptr, "--nocompiler", compiler_instrumentation},
     {"user", nullptr, nullptr, always},
     {"pthread", nullptr, nullptr, always},
+    {"openmp", nullptr, "--noopenmp", openmp_program},
     {"mpi", "prof_mpi", "--mpp=none", mpi_program},
     {"cuda", "prof_cuda", "--nocuda", cuda_program},
 };

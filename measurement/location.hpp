@@ -135,6 +135,9 @@ struct Location {
   /// lanes), not by a thread of its own: no shadow stack, no thread events.
   bool detached = false;
   std::uint64_t create_seq = 0;   ///< ThreadCreate sequence number that made it, 0 = none
+  /// Set by an adapter before the locations are closed at the end (OpenMP: a runtime thread
+  /// idle in the barrier of its last team since then): frames still open close at this time.
+  Timestamp close_at = 0;
   /// Thread exited; buffer no longer written. Atomic: end_location sets it without the state's
   /// mutex, and flushes on other threads read it under that mutex to take the ended thread's
   /// buffer (its last events must be visible to them: release/acquire, found by TSan).

@@ -19,8 +19,8 @@ enum class RecordType : std::uint8_t {
   ThreadBegin,       // payload a = sequence number
   ThreadEnd,         // payload a = sequence number
   ThreadWait,        // payload a = sequence number
-  AcquireLock,       // ref = lock id, payload a = acquisition order
-  ReleaseLock,       // ref = lock id, payload a = acquisition order
+  AcquireLock,       // ref = lock id, aux = LockModel, payload a = acquisition order
+  ReleaseLock,       // ref = lock id, aux = LockModel, payload a = acquisition order
   ProgramBegin,
   ProgramEnd,
   // MPI (adapters/mpi). ref = the communicator's process-local id (definitions/comms.hpp);
@@ -57,7 +57,18 @@ enum class RecordType : std::uint8_t {
   // location carries it as the OTF2 attribute "CUDA correlation id": the host call's Enter, the
   // kernel's (copy's, memset's) Enter on its stream.
   CorrelationId,
+  // OpenMP (adapters/openmp): OTF2's fork/join model. ThreadFork and ThreadJoin on the thread
+  // that encounters a parallel region (a = the team size it asked for); ThreadTeamBegin and
+  // ThreadTeamEnd on every thread of the team, ref = the process-local id of the thread team's
+  // communicator (comms::Kind::OpenMP).
+  ThreadFork,
+  ThreadJoin,
+  ThreadTeamBegin,
+  ThreadTeamEnd,
 };
+
+/// Whose lock an AcquireLock/ReleaseLock record is (its aux): the OTF2 paradigm it is written with.
+enum class LockModel : std::uint16_t { Pthread = 0, OpenMP = 1 };
 
 /// The 16-byte header of every record. `slots` 16-byte Payload slots follow it in the same
 /// chunk, so later event kinds (MPI, metrics, samples) never change the hot path's shape.

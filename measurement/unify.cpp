@@ -70,7 +70,7 @@ struct ContextEntry {
 std::string comm_key(const comms::CommDef& c) {
   Out o;
   o.u8(static_cast<std::uint8_t>(c.kind));
-  if (c.kind == comms::Kind::Threads || c.kind == comms::Kind::Cuda) o.u32(c.key_rank);
+  if (comms::per_process(c.kind)) o.u32(c.key_rank);
   if (c.kind == comms::Kind::Mpi) {
     o.u32(c.key_rank);
     o.u64(c.key_serial);
@@ -318,7 +318,7 @@ Local build_local(ProcessPart self, const std::vector<regions::RegionDef>& regio
   // Own communicators: the thread contingent keyed by this process; parents by key.
   for (const auto& c : comms) {
     CommEntry e{c, ""};
-    if (c.kind == comms::Kind::Threads || c.kind == comms::Kind::Cuda) e.def.key_rank = rank;
+    if (comms::per_process(c.kind)) e.def.key_rank = rank;
     if (c.parent != comms::kNoComm && c.parent < l.comm_keys.size()) e.parent_key = l.comm_keys[c.parent];
     l.comm_keys.push_back(comm_key(e.def));
     set.add_comm(std::move(e));

@@ -117,8 +117,26 @@ OTF2_RegionRole otf2_role(regions::Role r) {
     case regions::Role::CollAll2All: return OTF2_REGION_ROLE_COLL_ALL2ALL;
     case regions::Role::CollOther: return OTF2_REGION_ROLE_COLL_OTHER;
     case regions::Role::DataTransfer: return OTF2_REGION_ROLE_DATA_TRANSFER;
+    case regions::Role::Parallel: return OTF2_REGION_ROLE_PARALLEL;
+    case regions::Role::Loop: return OTF2_REGION_ROLE_LOOP;
+    case regions::Role::Sections: return OTF2_REGION_ROLE_SECTIONS;
+    case regions::Role::Single: return OTF2_REGION_ROLE_SINGLE;
+    case regions::Role::Master: return OTF2_REGION_ROLE_MASTER;
+    case regions::Role::Critical: return OTF2_REGION_ROLE_CRITICAL;
+    case regions::Role::Atomic: return OTF2_REGION_ROLE_ATOMIC;
+    case regions::Role::ImplicitBarrier: return OTF2_REGION_ROLE_IMPLICIT_BARRIER;
+    case regions::Role::Task: return OTF2_REGION_ROLE_TASK;
+    case regions::Role::TaskCreate: return OTF2_REGION_ROLE_TASK_CREATE;
+    case regions::Role::TaskWait: return OTF2_REGION_ROLE_TASK_WAIT;
+    case regions::Role::Taskgroup: return OTF2_REGION_ROLE_TASK_WAIT;  // OTF2 3.0 has no taskgroup role
+    case regions::Role::Ordered: return OTF2_REGION_ROLE_ORDERED;
+    case regions::Role::Flush: return OTF2_REGION_ROLE_FLUSH;
   }
   return OTF2_REGION_ROLE_FUNCTION;
+}
+
+OTF2_Paradigm lock_paradigm(std::uint16_t model) {
+  return model == static_cast<std::uint16_t>(LockModel::OpenMP) ? OTF2_PARADIGM_OPENMP : OTF2_PARADIGM_PTHREAD;
 }
 
 OTF2_Paradigm otf2_paradigm(regions::Paradigm p) {
@@ -131,6 +149,7 @@ OTF2_Paradigm otf2_paradigm(regions::Paradigm p) {
     case regions::Paradigm::Cuda: return OTF2_PARADIGM_CUDA;
     case regions::Paradigm::Sampling: return OTF2_PARADIGM_SAMPLING;
     case regions::Paradigm::Python: return OTF2_PARADIGM_USER;  // OTF2 3.0 has no Python paradigm
+    case regions::Paradigm::OpenMP: return OTF2_PARADIGM_OPENMP;
   }
   return OTF2_PARADIGM_COMPILER;
 }
@@ -516,11 +535,17 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
       case RecordType::ThreadEnd: rc = OTF2_EvtWriter_ThreadEnd(w, nullptr, t, 0, p[0].a); break;
       case RecordType::ThreadWait: rc = OTF2_EvtWriter_ThreadWait(w, nullptr, t, 0, p[0].a); break;
       case RecordType::AcquireLock:
-        rc = OTF2_EvtWriter_ThreadAcquireLock(w, nullptr, t, OTF2_PARADIGM_PTHREAD, r.ref, static_cast<std::uint32_t>(p[0].a));
+        rc = OTF2_EvtWriter_ThreadAcquireLock(w, nullptr, t, lock_paradigm(r.aux), r.ref, static_cast<std::uint32_t>(p[0].a));
         break;
       case RecordType::ReleaseLock:
-        rc = OTF2_EvtWriter_ThreadReleaseLock(w, nullptr, t, OTF2_PARADIGM_PTHREAD, r.ref, static_cast<std::uint32_t>(p[0].a));
+        rc = OTF2_EvtWriter_ThreadReleaseLock(w, nullptr, t, lock_paradigm(r.aux), r.ref, static_cast<std::uint32_t>(p[0].a));
         break;
+      case RecordType::ThreadFork:
+        rc = OTF2_EvtWriter_ThreadFork(w, nullptr, t, OTF2_PARADIGM_OPENMP, static_cast<std::uint32_t>(p[0].a));
+        break;
+      case RecordType::ThreadJoin: rc = OTF2_EvtWriter_ThreadJoin(w, nullptr, t, OTF2_PARADIGM_OPENMP); break;
+      case RecordType::ThreadTeamBegin: rc = OTF2_EvtWriter_ThreadTeamBegin(w, nullptr, t, r.ref); break;
+      case RecordType::ThreadTeamEnd: rc = OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, t, r.ref); break;
       case RecordType::ProgramBegin:
         rc = OTF2_EvtWriter_ProgramBegin(w, nullptr, t, m.program, static_cast<std::uint32_t>(m.args.size()),
                                          m.args.empty() ? nullptr : m.args.data());
@@ -663,7 +688,7 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   for (const auto& mm : metrics) s_metric.push_back({str(mm.name), str(mm.description), str(mm.unit)});
   const OTF2_StringRef s_empty = str(""), s_pthread = str("Pthread"), s_compiler = str("Compiler"), s_user = str("User"),
                        s_measurement = str("Measurement"), s_mpi = str("MPI"), s_cuda = str("CUDA"),
-                       s_cuda_window = str("CUDA window"), s_sampling = str("Sampling"),
+                       s_cuda_window = str("CUDA window"), s_sampling = str("Sampling"), s_openmp = str("OpenMP"),
                        s_correlation = str("CUDA correlation id"),
                        s_correlation_description = str("the same on a host API call's Enter and on the Enter of the GPU work it launched");
 
@@ -681,6 +706,10 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
     OTF2_GlobalDefWriter_WriteAttribute(g, kCorrelationAttribute, s_correlation, s_correlation_description, OTF2_TYPE_UINT32);
   }
   if (sampling) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_SAMPLING, s_sampling, OTF2_PARADIGM_CLASS_PROCESS);
+  bool openmp = false;
+  for (const auto& c : defs.comms) openmp = openmp || c.kind == comms::Kind::OpenMP;
+  for (const auto& r : defs.regions) openmp = openmp || r.paradigm == regions::Paradigm::OpenMP;
+  if (openmp) OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_OPENMP, s_openmp, OTF2_PARADIGM_CLASS_THREAD_FORK_JOIN);
 
   OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_machine, s_machine_cls, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
   {
@@ -747,60 +776,41 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
                                              c.parent == contexts::kNoContext ? OTF2_UNDEFINED_CALLING_CONTEXT : c.parent);
   }
 
-  // Groups. Threads: one COMM_LOCATIONS group of every CPU location of every process, and per
-  // process a COMM_GROUP of its own (indices into it). MPI: a COMM_LOCATIONS group of each
-  // rank's master location (index = world rank), a COMM_GROUP per distinct member list, and one
-  // COMM_SELF group.
+  // Groups. Per-process communicators (the pthread thread contingent, the OpenMP thread team,
+  // the CUDA window's): per paradigm one COMM_LOCATIONS group of every location of every
+  // process, and per process a COMM_GROUP of its own locations (indices into it; rank = the
+  // location's index in its process, which the CUDA RMA events' remote ranks use). MPI: a
+  // COMM_LOCATIONS group of each rank's master location (index = world rank), a COMM_GROUP per
+  // distinct member list, and one COMM_SELF group.
   OTF2_GroupRef next_group = 0;
   std::vector<OTF2_GroupRef> comm_group(defs.comms.size(), OTF2_UNDEFINED_GROUP);
-  bool any_threads = false, any_mpi = false, any_cuda = false;
-  for (const auto& c : defs.comms) {
-    if (c.kind == comms::Kind::Threads) any_threads = true;
-    else if (c.kind == comms::Kind::Cuda) any_cuda = true;
-    else any_mpi = true;
-  }
-  if (any_threads) {
+  bool any_mpi = false;
+  for (const auto& c : defs.comms) any_mpi = any_mpi || !comms::per_process(c.kind);
+  const auto per_process_groups = [&](comms::Kind kind, OTF2_Paradigm paradigm) {
+    bool any = false;
+    for (const auto& c : defs.comms) any = any || c.kind == kind;
+    if (!any) return;
     std::vector<std::uint64_t> members;
     std::vector<std::size_t> first(defs.processes.size(), 0);
     for (std::size_t r = 0; r < defs.processes.size(); ++r) {
       first[r] = members.size();
       for (const auto& l : defs.processes[r].locations) members.push_back(l.id);
     }
-    const OTF2_GroupRef all = next_group++;
-    OTF2_GlobalDefWriter_WriteGroup(g, all, s_empty, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_PTHREAD,
-                                    OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(members.size()), members.data());
+    OTF2_GlobalDefWriter_WriteGroup(g, next_group++, s_empty, OTF2_GROUP_TYPE_COMM_LOCATIONS, paradigm, OTF2_GROUP_FLAG_NONE,
+                                    static_cast<std::uint32_t>(members.size()), members.data());
     for (std::size_t i = 0; i < defs.comms.size(); ++i) {
       const auto& c = defs.comms[i];
-      if (c.kind != comms::Kind::Threads || c.key_rank >= defs.processes.size()) continue;
+      if (c.kind != kind || c.key_rank >= defs.processes.size()) continue;
       std::vector<std::uint64_t> ranks;
       for (std::size_t k = 0; k < defs.processes[c.key_rank].locations.size(); ++k) ranks.push_back(first[c.key_rank] + k);
       comm_group[i] = next_group++;
-      OTF2_GlobalDefWriter_WriteGroup(g, comm_group[i], s_empty, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_PTHREAD,
-                                      OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(ranks.size()), ranks.data());
+      OTF2_GlobalDefWriter_WriteGroup(g, comm_group[i], s_empty, OTF2_GROUP_TYPE_COMM_GROUP, paradigm, OTF2_GROUP_FLAG_NONE,
+                                      static_cast<std::uint32_t>(ranks.size()), ranks.data());
     }
-  }
-  // CUDA: one COMM_LOCATIONS group of every location of every process, and per process's CUDA
-  // window a COMM_GROUP of its own locations (indices into it; rank = the location's index in
-  // its process, which the RMA events' remote ranks use).
-  if (any_cuda) {
-    std::vector<std::uint64_t> members;
-    std::vector<std::size_t> first(defs.processes.size(), 0);
-    for (std::size_t r = 0; r < defs.processes.size(); ++r) {
-      first[r] = members.size();
-      for (const auto& l : defs.processes[r].locations) members.push_back(l.id);
-    }
-    OTF2_GlobalDefWriter_WriteGroup(g, next_group++, s_empty, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_CUDA,
-                                    OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(members.size()), members.data());
-    for (std::size_t i = 0; i < defs.comms.size(); ++i) {
-      const auto& c = defs.comms[i];
-      if (c.kind != comms::Kind::Cuda || c.key_rank >= defs.processes.size()) continue;
-      std::vector<std::uint64_t> ranks;
-      for (std::size_t k = 0; k < defs.processes[c.key_rank].locations.size(); ++k) ranks.push_back(first[c.key_rank] + k);
-      comm_group[i] = next_group++;
-      OTF2_GlobalDefWriter_WriteGroup(g, comm_group[i], s_empty, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_CUDA,
-                                      OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(ranks.size()), ranks.data());
-    }
-  }
+  };
+  per_process_groups(comms::Kind::Threads, OTF2_PARADIGM_PTHREAD);
+  per_process_groups(comms::Kind::Cuda, OTF2_PARADIGM_CUDA);
+  per_process_groups(comms::Kind::OpenMP, OTF2_PARADIGM_OPENMP);
   if (any_mpi) {
     std::vector<std::uint64_t> masters;
     // (thread 0 << 32) | rank; a rank without data (a merge after a failed rank): its placeholder
@@ -815,7 +825,7 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
     OTF2_GroupRef self_group = OTF2_UNDEFINED_GROUP;
     for (std::size_t i = 0; i < defs.comms.size(); ++i) {
       const auto& c = defs.comms[i];
-      if (c.kind == comms::Kind::Threads || c.kind == comms::Kind::Cuda) continue;
+      if (comms::per_process(c.kind)) continue;
       if (c.kind == comms::Kind::Self) {
         if (self_group == OTF2_UNDEFINED_GROUP) {
           self_group = next_group++;

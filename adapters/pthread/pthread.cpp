@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "adapters/adapter.hpp"
+#include "adapters/lock_table.hpp"
 #include "adapters/wrap.hpp"
 #include "measurement/config/config.hpp"
 #include "measurement/events.hpp"
@@ -84,69 +85,11 @@ RegionId g_region[kFnCount];
 std::mutex* g_seq_mutex;
 std::unordered_map<pthread_t, std::uint64_t>* g_seq;
 
-// Concurrent lock-id table: open addressing over mutex addresses, keys claimed by CAS, never
-// removed (a destroyed mutex's address keeps its id). The other fields are written only by
-// the thread holding the mutex, so the mutex itself orders them.
-struct LockSlot {
-  std::atomic<const void*> key{nullptr};
-  pid_t owner = 0;
-  std::uint32_t depth = 0;     // recursive mutexes: events only at depth 0 ↔ 1
-  std::uint32_t order = 0;     // acquisition order, the OTF2 acquisitionOrder
-};
-constexpr std::uint32_t kLockSlots = 1u << 14;
-LockSlot* g_locks;
-std::atomic<std::uint64_t> g_lock_table_full{0};
+// Lock ids (adapters/lock_table.hpp): mutexes by address.
+prof::adapters::LockTable* g_locks;
 
-LockSlot* lock_slot(const void* m, std::uint32_t* id) {
-  auto h = static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(m) * 0x9E3779B97F4A7C15ull) >> 50);
-  for (std::uint32_t n = 0; n < kLockSlots; ++n) {
-    std::uint32_t i = (h + n) & (kLockSlots - 1);
-    const void* k = g_locks[i].key.load(std::memory_order_acquire);
-    if (k == m) {
-      *id = i;
-      return &g_locks[i];
-    }
-    if (!k) {
-      const void* expected = nullptr;
-      if (g_locks[i].key.compare_exchange_strong(expected, m, std::memory_order_acq_rel) || expected == m) {
-        *id = i;
-        return &g_locks[i];
-      }
-    }
-  }
-  g_lock_table_full.fetch_add(1, std::memory_order_relaxed);
-  return nullptr;
-}
-
-pid_t tid() {
-  static thread_local pid_t t = 0;
-  if (!t) t = static_cast<pid_t>(::gettid());
-  return t;
-}
-
-void acquired(Location* loc, const void* m) {
-  std::uint32_t id;
-  LockSlot* s = lock_slot(m, &id);
-  if (!s) return;
-  if (s->owner == tid()) {
-    ++s->depth;
-    return;
-  }
-  s->owner = tid();
-  s->depth = 1;
-  ++s->order;
-  prof::event(loc, prof::timer::now(), RecordType::AcquireLock, id, s->order);
-}
-
-void releasing(Location* loc, const void* m, bool all_levels) {
-  std::uint32_t id;
-  LockSlot* s = lock_slot(m, &id);
-  if (!s || s->owner != tid()) return;
-  if (!all_levels && --s->depth > 0) return;
-  s->depth = 0;
-  s->owner = 0;
-  prof::event(loc, prof::timer::now(), RecordType::ReleaseLock, id, s->order);
-}
+void acquired(Location* loc, const void* m) { g_locks->acquired(loc, m, prof::LockModel::Pthread); }
+void releasing(Location* loc, const void* m, bool all_levels) { g_locks->releasing(loc, m, all_levels, prof::LockModel::Pthread); }
 
 struct StartArgs {
   void* (*fn)(void*);
@@ -177,7 +120,7 @@ int adapter_init() {
   g_cond_on = bits & prof::config::kPthreadCond;
   g_seq_mutex = new std::mutex;
   g_seq = new std::unordered_map<pthread_t, std::uint64_t>;
-  g_locks = new LockSlot[kLockSlots];
+  g_locks = new prof::adapters::LockTable;
   for (int i = 0; i < kFnCount; ++i) {
     prof::regions::RegionDef d;
     d.name = d.canonical = kNames[i];

@@ -413,6 +413,7 @@ const std::vector<Table>& tables() {
       {"PTHREAD", kPthreadVars},
       {"MPI", kMpiVars},
       {"CUDA", kCudaVars},
+      {"OPENMP", kOpenMPVars},
   };
   return *all;
 }

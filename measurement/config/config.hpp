@@ -110,6 +110,7 @@ extern const Var kCoreVars[];
 extern const Var kPthreadVars[];
 extern const Var kMpiVars[];
 extern const Var kCudaVars[];
+extern const Var kOpenMPVars[];
 
 /// The values parsed by load(): the core's variables and every adapter's.
 struct Values {
@@ -127,6 +128,7 @@ struct Values {
   std::uint64_t mpi_finalize_timeout = 60;  ///< seconds
   std::string mpi_debug_clock_skew;         ///< "rank:ticks,..." (tests)
   std::uint64_t cuda_enable = 0;            ///< bits of CudaFeature
+  std::uint64_t openmp_enable = 0;          ///< bits of OpenMPFeature
   std::uint64_t cuda_buffer = 8u << 20;     ///< bytes of CUPTI activity buffers in all
   std::uint64_t profiling_max_callpath_depth = 100;
   std::string profiling_base_name = "profile";
@@ -142,6 +144,9 @@ struct Values {
 };
 enum TimerChoice : std::uint64_t { kTimerAuto = 0, kTimerTsc = 1, kTimerClockGettime = 2 };
 enum PthreadFeature : std::uint64_t { kPthreadCreate = 1, kPthreadMutex = 2, kPthreadCond = 4 };
+enum OpenMPFeature : std::uint64_t {
+  kOmpParallel = 1, kOmpBarrier = 2, kOmpLoop = 4, kOmpSync = 8, kOmpTask = 16, kOmpLock = 32,
+};
 enum MpiGroup : std::uint64_t {
   kMpiCg = 1 << 0, kMpiColl = 1 << 1, kMpiEnv = 1 << 2, kMpiErr = 1 << 3, kMpiExt = 1 << 4, kMpiIo = 1 << 5,
   kMpiMisc = 1 << 6, kMpiP2p = 1 << 7, kMpiRma = 1 << 8, kMpiSpawn = 1 << 9, kMpiTopo = 1 << 10, kMpiType = 1 << 11,

@@ -24,7 +24,12 @@ enum class Kind : std::uint8_t {
   Cuda,     ///< the process's CUDA RMA window's communicator: all its locations (threads, GPU
             ///< streams) in index order, filled in at unification. Its global id is also the
             ///< id of the window (RmaWin "CUDA window"); events name the window by its local id.
+  OpenMP,   ///< the process's OpenMP threads, the thread team of its ThreadTeamBegin/End events;
+            ///< members: all its CPU locations, filled in at unification (as Threads)
 };
+
+/// A communicator of one process's own locations (keyed by the process's rank alone).
+constexpr bool per_process(Kind k) { return k == Kind::Threads || k == Kind::Cuda || k == Kind::OpenMP; }
 
 /// One communicator. Processes that define the same communicator give the same key: the world
 /// rank of its rank 0 and that rank's creation counter (agreed when it is created).

@@ -66,6 +66,13 @@ RegionId define_unless_filtered(RegionDef def) {
   return define(std::move(def));
 }
 
+bool outlined_by_compiler(std::string_view symbol) {
+  // GCC: "main._omp_fn.0", "MAIN__._omp_fn.1", task copy functions "main._omp_cpyfn.2";
+  // clang: ".omp_outlined.", ".omp_outlined._debug__", ".omp_task_entry.", other ".omp*" helpers.
+  return symbol.find("._omp_fn.") != std::string_view::npos || symbol.find("._omp_cpyfn.") != std::string_view::npos ||
+         symbol.rfind(".omp", 0) == 0;
+}
+
 RegionId for_address(const void* fn) {
   Registry& r = registry();
   {
@@ -89,7 +96,7 @@ RegionId for_address(const void* fn) {
   }
   def.paradigm = Paradigm::Compiler;
   def.role = Role::Function;
-  bool filtered = g_filter && g_filter->excluded(def.name, def.canonical, def.file);
+  bool filtered = outlined_by_compiler(def.canonical) || (g_filter && g_filter->excluded(def.name, def.canonical, def.file));
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.by_address.find(fn);
   if (it != r.by_address.end()) return it->second;

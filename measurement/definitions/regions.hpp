@@ -22,12 +22,15 @@ constexpr RegionId kFiltered = 0xfffffffeu;
 /// The run-time filter (PROF_FILTERING_FILE), set once at init before any event; may be null.
 void set_filter(const filter::Filter* f);
 
-enum class Paradigm : std::uint8_t { Measurement, Compiler, User, Pthread, Mpi, Cuda, Sampling, Python };
+enum class Paradigm : std::uint8_t { Measurement, Compiler, User, Pthread, Mpi, Cuda, Sampling, Python, OpenMP };
 enum class Role : std::uint8_t {
   Function, Wrapper, ThreadCreate, ThreadWait, Artificial, Code,
   // MPI calls, as OTF2 classifies them (the collective roles say who sends to whom).
   Point2Point, Barrier, CollOne2All, CollAll2One, CollAll2All, CollOther,
   DataTransfer,  ///< a GPU memory copy or memset on its stream
+  // OpenMP constructs (adapters/openmp), as OTF2 classifies them.
+  Parallel, Loop, Sections, Single, Master, Critical, Atomic, ImplicitBarrier, Task, TaskCreate, TaskWait,
+  Taskgroup, Ordered, Flush,
 };
 
 struct RegionDef {
@@ -45,6 +48,10 @@ RegionId define(RegionDef def);
 /// define() for a compiler-instrumented function that may be filtered: kFiltered when the
 /// run-time filter excludes it. Any thread; locks; allocates.
 RegionId define_unless_filtered(RegionDef def);
+/// Whether a symbol is a body the compiler outlined for an OpenMP construct ("main._omp_fn.0",
+/// ".omp_outlined."): for_address() filters them, the OpenMP adapter names the construct
+/// ("!$omp parallel @file:line") instead.
+bool outlined_by_compiler(std::string_view symbol);
 /// The region of a compiler-hook function address, resolved through the symbol tables once per
 /// address per process, or kFiltered. Any thread; locks; allocates. Unknown code gets a
 /// region named "UNKNOWN@0x<addr>" so no event is lost.

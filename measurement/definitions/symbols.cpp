@@ -597,10 +597,32 @@ std::string absolute_source(const char* file, Dwarf_Die* cu) {
   return f.empty() ? f : std::filesystem::path(f).lexically_normal().string();
 }
 
+/// The compile unit holding runtime address `a`: through .debug_aranges, or, where the object
+/// has none (clang does not emit them by default), by the CUs' own address ranges. `storage`
+/// keeps the latter's DIE. nullptr when no CU covers it.
+Dwarf_Die* cu_of(Object& o, std::uintptr_t a, Dwarf_Addr* bias, Dwarf_Die* storage) {
+  if (Dwarf_Die* cu = dwfl_module_addrdie(o.mod, a, bias)) return cu;
+  Dwarf* dw = dwfl_module_getdwarf(o.mod, bias);
+  if (dw == nullptr) return nullptr;
+  Dwarf_CU* unit = nullptr;
+  while (dwarf_get_units(dw, unit, &unit, nullptr, nullptr, storage, nullptr) == 0)
+    if (dwarf_haspc(storage, a - *bias) > 0) return storage;
+  return nullptr;
+}
+
+/// The line-table position of runtime address `a` in `cu` (dwfl_module_getsrc needs aranges).
+const char* line_of(Object& o, Dwarf_Die* cu, std::uintptr_t a, Dwarf_Addr bias, int* line) {
+  if (Dwfl_Line* l = dwfl_module_getsrc(o.mod, a)) return dwfl_lineinfo(l, nullptr, line, nullptr, nullptr, nullptr);
+  Dwarf_Line* l = cu != nullptr ? dwarf_getsrc_die(cu, a - bias) : nullptr;
+  if (l == nullptr || dwarf_lineno(l, line) != 0) return nullptr;
+  return dwarf_linesrc(l, nullptr, nullptr);
+}
+
 void fill_source(Object& o, std::uintptr_t a, SymbolInfo* out) {
   if (!ensure_dwfl(o)) return;
   Dwarf_Addr bias = 0;
-  Dwarf_Die* cu = dwfl_module_addrdie(o.mod, a, &bias);
+  Dwarf_Die cu_storage;
+  Dwarf_Die* cu = cu_of(o, a, &bias, &cu_storage);
   if (cu != nullptr) {
     Dwarf_Addr pc = a - bias;
     Dwarf_Die sub;
@@ -616,10 +638,8 @@ void fill_source(Object& o, std::uintptr_t a, SymbolInfo* out) {
     }
   }
   if (out->line < 0) {  // no declaration: the line-table position of the address
-    Dwfl_Line* l = dwfl_module_getsrc(o.mod, a);
     int line = 0;
-    const char* file =
-        l != nullptr ? dwfl_lineinfo(l, nullptr, &line, nullptr, nullptr, nullptr) : nullptr;
+    const char* file = line_of(o, cu, a, bias, &line);
     if (file != nullptr && line > 0) {
       out->file = absolute_source(file, cu);
       out->line = line;
@@ -675,6 +695,28 @@ bool resolve(const void* address, SymbolInfo* out) {
     State& st = state();
     std::lock_guard<std::mutex> lock(st.mutex);
     return resolve_locked(st, reinterpret_cast<std::uintptr_t>(address), out);
+  } catch (...) {
+    return false;
+  }
+}
+
+bool source_position(const void* address, std::string* file, int* line) {
+  if (address == nullptr) return false;
+  try {
+    State& st = state();
+    std::lock_guard<std::mutex> lock(st.mutex);
+    const auto a = reinterpret_cast<std::uintptr_t>(address);
+    Object* o = find_object(st, a);
+    if (o == nullptr || o->vdso || !ensure_dwfl(*o)) return false;
+    Dwarf_Addr bias = 0;
+    Dwarf_Die cu_storage;
+    Dwarf_Die* cu = cu_of(*o, a, &bias, &cu_storage);
+    int n = 0;
+    const char* f = line_of(*o, cu, a, bias, &n);
+    if (f == nullptr || n <= 0) return false;
+    *file = absolute_source(f, cu);
+    *line = n;
+    return true;
   } catch (...) {
     return false;
   }

@@ -30,6 +30,11 @@ struct SymbolInfo {
 /// the clone's own start); file/line from the DWARF of the clone (its abstract origin).
 bool resolve(const void* address, SymbolInfo* out);
 
+/// The source position of a code address from the line table (a call's return address minus
+/// one gives the line of the call): file (absolute where DWARF has the directory) and line.
+/// False without line information. Thread-safe, allocates, never throws.
+bool source_position(const void* address, std::string* file, int* line);
+
 /// Maps a GCC clone symbol to its base: "foo.cold" "foo.part.0" "foo.constprop.0"
 /// "foo.isra.0" "_Z3bari.constprop.0.isra.0" "foo.lto_priv.0" → "foo" / "_Z3bari". Pure function.
 std::string base_symbol_name(std::string_view symbol);

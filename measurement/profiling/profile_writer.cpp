@@ -30,6 +30,7 @@ const char* paradigm_name(regions::Paradigm p) {
     case regions::Paradigm::Cuda: return "cuda";
     case regions::Paradigm::Sampling: return "sampling";
     case regions::Paradigm::Python: return "python";
+    case regions::Paradigm::OpenMP: return "openmp";
   }
   return "unknown";
 }
@@ -49,6 +50,20 @@ const char* role_name(regions::Role r) {
     case regions::Role::CollAll2All: return "all2all";
     case regions::Role::CollOther: return "collective";
     case regions::Role::DataTransfer: return "data transfer";
+    case regions::Role::Parallel: return "parallel";
+    case regions::Role::Loop: return "loop";
+    case regions::Role::Sections: return "sections";
+    case regions::Role::Single: return "single";
+    case regions::Role::Master: return "master";
+    case regions::Role::Critical: return "critical";
+    case regions::Role::Atomic: return "atomic";
+    case regions::Role::ImplicitBarrier: return "implicit barrier";
+    case regions::Role::Task: return "task";
+    case regions::Role::TaskCreate: return "task create";
+    case regions::Role::TaskWait: return "task wait";
+    case regions::Role::Taskgroup: return "taskgroup";
+    case regions::Role::Ordered: return "ordered";
+    case regions::Role::Flush: return "flush";
   }
   return "unknown";
 }

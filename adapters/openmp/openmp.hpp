@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The OpenMP adapter's shared part: region definitions of constructs by source position, the
+// events of the fork/join model, and the adapter's state. Two front ends feed it: gomp.cpp
+// (GCC's libgomp, by wrapping its GOMP_* entry points) and ompt.cpp (LLVM's libomp, through
+// the OpenMP tools interface). Only one is active in a process: OMPT, when the runtime starts
+// it, switches the GOMP wrappers off (libomp exports GOMP_* too).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "adapters/adapter.hpp"
+#include "measurement/compiler.hpp"
+#include "measurement/config/config.hpp"
+#include "measurement/definitions/comms.hpp"
+#include "measurement/events.hpp"
+
+extern "C" PROF_API const prof_adapter prof_adapter_openmp;
+
+namespace prof::openmp {
+
+enum class Construct : std::uint8_t {
+  Parallel, ImplicitBarrier, Barrier, Loop, Sections, Single, Master, Critical, Atomic, Ordered,
+  Task, TaskCreate, Taskwait, Taskgroup, Workshare, Count
+};
+
+/// The region of construct `c` at a code address. `where` is a function entry (`entry`: the
+/// compiler's outlined body, whose first line is the pragma's) or a return address (the line
+/// of the runtime call the construct made). `name`: a critical section's name, or nullptr.
+/// Cached per (construct, address) without locks; the first use resolves the source position
+/// (locks, allocates).
+RegionId region(Construct c, const void* where, bool entry, const char* name = nullptr);
+
+/// The region of an OpenMP API function (omp_set_lock, ...): by name, paradigm OpenMP.
+RegionId api_region(const char* name);
+
+/// Bits of PROF_OPENMP_ENABLE once the adapter initialised, else 0.
+extern std::uint64_t g_enabled;
+/// The GOMP wrappers record (the adapter is on and OMPT did not start).
+extern std::atomic<bool> g_gomp_on;
+/// OMPT started (the runtime is libomp): the GOMP wrappers pass through for good.
+extern std::atomic<bool> g_ompt_started;
+/// ompt.cpp: its callbacks record from now on (adapter init, after OMPT started) or no more.
+void ompt_adapter_ready();
+void ompt_adapter_stop();
+/// The process's thread team communicator (comms::Kind::OpenMP).
+extern comms::CommId g_team_comm;
+
+inline bool on(std::uint64_t feature) { return (g_enabled & feature) != 0; }
+
+// Events on the calling thread's location (created on first use). Each sets the location's busy
+// flag only around its own writing, so the program's code between them records as usual.
+// False when nothing was recorded (measurement off, a signal handler inside prof, ...).
+bool enter(RegionId r);
+/// `at`: the time (0: now), not before the location's last event.
+void leave(RegionId r, Timestamp at = 0);
+/// ThreadFork on the encountering thread (`threads`: the team size asked for, 0 = default).
+void fork(std::uint32_t threads);
+void join();
+/// ThreadTeamBegin on a team thread; the first names its location "OpenMP thread <num>"
+/// (num = its number in its first team, the encountering thread keeps its name).
+void team_begin(int thread_num);
+void team_end(Timestamp at = 0);
+/// Lock events (paradigm OpenMP) for the lock at `addr`.
+void acquired(const void* addr);
+void releasing(const void* addr);
+
+}  // namespace prof::openmp
