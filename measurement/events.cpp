@@ -300,6 +300,31 @@ bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::
   return true;
 }
 
+ProfileNode* adopt_call_path(Location* loc, const ProfileNode* path) {
+  if (!loc->profiling || !path || path == loc->current_node) return nullptr;
+  // The path's regions, root excluded, innermost first.
+  RegionId regions[256];
+  std::uint32_t depth = 0;
+  for (const ProfileNode* n = path; n && n->parent && depth < 256; n = n->parent) regions[depth++] = n->region;
+  ProfileNode* node = &loc->root_node;
+  for (std::uint32_t i = depth; i-- > 0;) {
+    node = detail::attach_child(loc, node, regions[i]);
+    if (!node) return nullptr;
+  }
+  ProfileNode* saved = loc->current_node;
+  loc->current_node = node;
+  loc->profile_depth = depth;
+  return saved;
+}
+
+void restore_call_path(Location* loc, ProfileNode* saved, ProfileNode* adopted) {
+  if (!saved || loc->current_node != adopted) return;  // frames still open (the end): they close as they are
+  std::uint32_t depth = 0;
+  for (ProfileNode* n = saved; n && n != &loc->root_node; n = n->parent) ++depth;
+  loc->profile_depth = depth;
+  loc->current_node = saved;
+}
+
 std::uint32_t close_all_frames(Location* loc, Timestamp t) {
   std::uint32_t n = loc->depth;
   while (loc->depth > 0) detail::pop(loc, t);

@@ -196,6 +196,17 @@ bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::
 /// A record with `n` payload slots and an aux value (MPI, GPU events). Tracing only; false as above.
 bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n);
 
+/// Profile only: a thread that runs part of another thread's work (an OpenMP team thread in a
+/// parallel region) continues the other's call path: `path` (the other location's
+/// current_node, read while it cannot change) is mirrored in `loc`'s tree (nodes made as needed,
+/// without visits, so without time of their own) and becomes loc's current node. Returns the node to give restore_call_path.
+/// Owner thread, busy set; nullptr when the profile is off, `path` is loc's own, or no memory.
+ProfileNode* adopt_call_path(Location* loc, const ProfileNode* path);
+/// Ends adopt_call_path: `saved` is current again, unless frames below `adopted` (the node
+/// adopt_call_path made current) are still open. The profile writer gives nodes without visits
+/// the time of what ran below them. Owner thread, busy set.
+void restore_call_path(Location* loc, ProfileNode* saved, ProfileNode* adopted);
+
 /// Closes every open frame of `loc` at time t (thread or process end); returns how many.
 std::uint32_t close_all_frames(Location* loc, Timestamp t);
 

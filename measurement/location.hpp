@@ -138,6 +138,8 @@ struct Location {
   /// Set by an adapter before the locations are closed at the end (OpenMP: a runtime thread
   /// idle in the barrier of its last team since then): frames still open close at this time.
   Timestamp close_at = 0;
+  /// With close_at: the communicator + 1 of a ThreadTeamEnd written after those frames (0: none).
+  std::uint32_t close_team = 0;
   /// Thread exited; buffer no longer written. Atomic: end_location sets it without the state's
   /// mutex, and flushes on other threads read it under that mutex to take the ended thread's
   /// buffer (its last events must be visible to them: release/acquire, found by TSan).

@@ -1272,6 +1272,8 @@ RunCounts close_locations(const std::vector<Location*>& locs, int exit_status) {
       Timestamp at = end;
       if (loc->close_at != 0 && loc->close_at < end) at = std::max(loc->close_at, loc->tracing ? loc->trace.last_time() : 0);
       c.closed += close_all_frames(loc, at);
+      if (loc->close_at != 0 && loc->close_team != 0 && loc->tracing)
+        event(loc, at, RecordType::ThreadTeamEnd, loc->close_team - 1, 0);
       metrics::thread_end(loc);  // the calling thread's own: its last values (others keep theirs)
       if (loc->index == 0 && loc->tracing) {
         event(loc, end, RecordType::ProgramEnd, 0, static_cast<std::uint64_t>(static_cast<std::int64_t>(exit_status)));

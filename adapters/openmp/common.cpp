@@ -131,16 +131,43 @@ void join() {
   if (in.loc) event(in.loc, timer::now(), RecordType::ThreadJoin, 0, 0);
 }
 
-void team_begin(int thread_num) {
+namespace {
+// A thread's teams, innermost last: the call path each adopted (profile).
+struct Team {
+  ProfileNode* saved;
+  ProfileNode* adopted;
+};
+thread_local Team t_teams[16];
+thread_local int t_team_depth = 0;
+}  // namespace
+
+void team_begin(const void* path) {
   Scope in;
-  if (!in.loc) return;
-  if (in.loc->name.rfind("Pthread thread ", 0) == 0) in.loc->name = "OpenMP thread " + std::to_string(thread_num);
+  const int level = t_team_depth++;
+  if (!in.loc) {
+    if (level < 16) t_teams[level] = Team{nullptr, nullptr};
+    return;
+  }
+  // Named once, by creation order: a team's thread numbers repeat across (nested) teams.
+  if (in.loc->name.rfind("Pthread thread ", 0) == 0) in.loc->name = "OpenMP thread " + std::to_string(in.loc->index);
+  if (level < 16) {
+    ProfileNode* saved = adopt_call_path(in.loc, static_cast<const ProfileNode*>(path));
+    t_teams[level] = Team{saved, in.loc->current_node};
+  }
   event(in.loc, timer::now(), RecordType::ThreadTeamBegin, g_team_comm, 0);
 }
 
 void team_end(Timestamp at) {
   Scope in;
-  if (in.loc) event(in.loc, at ? at : timer::now(), RecordType::ThreadTeamEnd, g_team_comm, 0);
+  const int level = t_team_depth > 0 ? --t_team_depth : 0;
+  if (!in.loc) return;
+  if (level < 16) restore_call_path(in.loc, t_teams[level].saved, t_teams[level].adopted);
+  event(in.loc, at ? at : timer::now(), RecordType::ThreadTeamEnd, g_team_comm, 0);
+}
+
+const void* call_path() {
+  Location* loc = tls_location;
+  return loc && loc->profiling ? loc->current_node : nullptr;
 }
 
 void acquired(const void* addr) {

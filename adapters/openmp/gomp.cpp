@@ -80,13 +80,11 @@ struct Parallel {
   RegionId region;
   RegionId workshare;  // a combined parallel loop/sections: every thread starts inside it (0: none)
   const void* master;  // the encountering thread's location
+  const void* path;    // its call path at the fork (profile)
   const void* ra;      // where the construct was called
   bool barrier;        // the encountering thread entered the implicit barrier
 };
 
-// The runtime's omp_get_thread_num (libprof does not link an OpenMP runtime).
-int (*r_omp_get_thread_num)();
-int thread_num() { return REAL(omp_get_thread_num)(); }
 
 void body(void* p) {
   auto* par = static_cast<Parallel*>(p);
@@ -97,7 +95,7 @@ void body(void* p) {
   t_in_workshare = false;
   bool in = false;
   if (!master) {
-    omp::team_begin(thread_num());
+    omp::team_begin(par->path);
     in = omp::enter(par->region);
   }
   if (par->workshare) open_workshare(par->workshare, par->ra);
@@ -117,10 +115,11 @@ void body(void* p) {
 /// Runs the real parallel call `run(body, &par)` with the events around it.
 template <class Run>
 void parallel(void (*fn)(void*), void* data, unsigned threads, Construct ws, const void* ra, Run run) {
-  Parallel par{fn, data, omp::region(Construct::Parallel, reinterpret_cast<const void*>(fn), true), 0, nullptr, ra, false};
+  Parallel par{fn, data, omp::region(Construct::Parallel, reinterpret_cast<const void*>(fn), true), 0, nullptr, nullptr, ra, false};
   if (ws != Construct::Count) par.workshare = omp::region(ws, ra, false);
   omp::fork(threads);
-  omp::team_begin(thread_num());
+  par.path = omp::call_path();
+  omp::team_begin(par.path);
   const bool in = omp::enter(par.region);
   par.master = prof::tls_location;  // made by the events above on a thread's first use
   run(&body, &par);

@@ -56,9 +56,42 @@ thread_local Open t_open;
 // last one. Such a worker's barrier ended when the team joined: the encountering thread's
 // parallel_end, whose time is kept here. Workers still waiting at the end close their frames
 // then (Location::close_at).
+// The latest joins by parallel data (a team's threads share its ompt_data_t): a ring, so a
+// nested team's workers find their own team's join, not the outer one's.
+struct Join {
+  std::atomic<const void*> team{nullptr};
+  std::atomic<prof::Timestamp> time{0};
+};
+constexpr unsigned kJoins = 64;
+Join g_joins[kJoins];
+std::atomic<unsigned> g_next_join{0};
 std::atomic<prof::Timestamp> g_last_join{0};
+
+void note_join(const void* team, prof::Timestamp t) {
+  Join& j = g_joins[g_next_join.fetch_add(1, std::memory_order_relaxed) % kJoins];
+  j.time.store(0, std::memory_order_relaxed);
+  j.team.store(team, std::memory_order_release);
+  j.time.store(t, std::memory_order_release);
+  g_last_join.store(t, std::memory_order_release);
+}
+
+/// The join of `team` after `since`: the earliest one the ring still has, else the last join of
+/// any team after `since` (the ring overflowed), else 0.
+prof::Timestamp join_after(const void* team, prof::Timestamp since) {
+  prof::Timestamp best = 0;
+  for (Join& j : g_joins) {
+    if (j.team.load(std::memory_order_acquire) != team) continue;
+    const prof::Timestamp t = j.time.load(std::memory_order_acquire);
+    if (t > since && (best == 0 || t < best)) best = t;
+  }
+  if (best) return best;
+  const prof::Timestamp last = g_last_join.load(std::memory_order_acquire);
+  return last > since ? last : 0;
+}
+
 struct EndBarrier {
   prof::Location* loc = nullptr;
+  const void* team = nullptr;  // its parallel data
   prof::Timestamp since = 0;  // entered the end barrier (0: not in it)
   prof::Timestamp ended = 0;  // the late end's time, for the implicit task's end that follows
   bool listed = false;
@@ -67,24 +100,42 @@ thread_local EndBarrier t_end_barrier;
 std::mutex g_waiters_mutex;
 std::vector<EndBarrier*>* g_waiters;  // leaked: threads may still run at exit
 
-// parallel_data->ptr: the code address of the fork (the region's position).
+// parallel_data->ptr: a Fork in the encountering thread's storage (one per nesting level),
+// which its team reads while the region runs.
+struct Fork {
+  const void* codeptr;  // the fork's code address: the region's position
+  const void* path;     // the encountering thread's call path (profile)
+};
+thread_local Fork t_forks[16];
+thread_local int t_fork_depth = 0;
+
+const Fork* fork_of(const ompt_data_t* parallel) { return parallel ? static_cast<const Fork*>(parallel->ptr) : nullptr; }
+const void* codeptr_of(const ompt_data_t* parallel) {
+  const Fork* f = fork_of(parallel);
+  return f ? f->codeptr : nullptr;
+}
+
 void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel, unsigned requested, int, const void* codeptr) {
-  if (!recording(cfg::kOmpParallel)) return;
-  parallel->ptr = const_cast<void*>(codeptr);
+  const int level = t_fork_depth++;
+  if (!recording(cfg::kOmpParallel) || level >= 16) return;
+  t_forks[level] = Fork{codeptr, omp::call_path()};
+  parallel->ptr = &t_forks[level];
   omp::fork(requested);
 }
 
-void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
-  if (!recording(cfg::kOmpParallel)) return;
-  g_last_join.store(prof::timer::now(), std::memory_order_release);
+void on_parallel_end(ompt_data_t* parallel, ompt_data_t*, int, const void*) {
+  if (t_fork_depth > 0) --t_fork_depth;
+  if (!recording(cfg::kOmpParallel) || !parallel->ptr) return;
+  note_join(parallel, prof::timer::now());
   omp::join();
 }
 
-void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, ompt_data_t*, unsigned, unsigned index, int flags) {
+void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, ompt_data_t*, unsigned, unsigned, int flags) {
   if (!recording(cfg::kOmpParallel) || (flags & ompt_task_initial)) return;
   if (endpoint == ompt_scope_begin) {
-    omp::team_begin(static_cast<int>(index));
-    t_open.push(omp::region(Construct::Parallel, parallel ? parallel->ptr : nullptr, false));
+    const Fork* f = fork_of(parallel);
+    omp::team_begin(f ? f->path : nullptr);
+    t_open.push(omp::region(Construct::Parallel, f ? f->codeptr : nullptr, false));
   } else {
     const prof::Timestamp at = t_end_barrier.ended;
     t_end_barrier.ended = 0;
@@ -93,9 +144,10 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, omp
   }
 }
 
-void end_barrier_begins(const prof::Timestamp t) {
+void end_barrier_begins(const void* team, const prof::Timestamp t) {
   EndBarrier& e = t_end_barrier;
   e.since = t;
+  e.team = team;
   e.loc = prof::tls_location;
   if (!e.listed && e.loc) {
     e.listed = true;
@@ -109,7 +161,7 @@ void end_barrier_begins(const prof::Timestamp t) {
 /// before now (the report is late), else now (0).
 prof::Timestamp end_barrier_ends() {
   EndBarrier& e = t_end_barrier;
-  const prof::Timestamp join = g_last_join.load(std::memory_order_acquire);
+  const prof::Timestamp join = join_after(e.team, e.since);
   const prof::Timestamp at = e.since && join > e.since && join < prof::timer::now() ? join : 0;
   e.since = 0;
   e.ended = at;
@@ -148,13 +200,14 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
   // The barrier at the end of a parallel region: by kind (OpenMP 5.1), or an implicit barrier
   // at the fork's code address, or at none (a worker's).
   const bool end_of_parallel = kind == ompt_sync_region_barrier_implicit_parallel ||
-                               (kind == ompt_sync_region_barrier_implicit && (!codeptr || (parallel && codeptr == parallel->ptr)));
+                               (kind == ompt_sync_region_barrier_implicit && (!codeptr || codeptr == codeptr_of(parallel)));
   if (endpoint == ompt_scope_begin) {
-    if (!codeptr && parallel) codeptr = parallel->ptr;
+    if (!codeptr) codeptr = codeptr_of(parallel);
     t_open.push(omp::region(c, codeptr, false));
-    if (end_of_parallel) end_barrier_begins(prof::timer::now());
+    if (end_of_parallel) end_barrier_begins(parallel, prof::timer::now());
   } else {
-    t_open.pop(end_of_parallel && t_end_barrier.since ? end_barrier_ends() : 0);
+    // (the end callback may name another code address than the begin did)
+    t_open.pop(t_end_barrier.since ? end_barrier_ends() : 0);
   }
 }
 
@@ -268,11 +321,13 @@ void ompt_adapter_ready() { g_ompt_on.store(g_ompt_started.load(std::memory_orde
 void ompt_adapter_stop() {
   g_ompt_on.store(false, std::memory_order_release);
   // Workers still in the barrier of their last team: it ended at the last join.
-  const Timestamp join = g_last_join.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> lock(g_waiters_mutex);
   if (!g_waiters) return;
   for (EndBarrier* e : *g_waiters)
-    if (e->since && e->loc && join > e->since) e->loc->close_at = join;
+    if (const Timestamp join = e->since && e->loc ? join_after(e->team, e->since) : 0) {
+      e->loc->close_at = join;
+      e->loc->close_team = g_team_comm + 1;
+    }
 }
 }  // namespace prof::openmp
 

@@ -57,9 +57,13 @@ void leave(RegionId r, Timestamp at = 0);
 /// ThreadFork on the encountering thread (`threads`: the team size asked for, 0 = default).
 void fork(std::uint32_t threads);
 void join();
-/// ThreadTeamBegin on a team thread; the first names its location "OpenMP thread <num>"
-/// (num = its number in its first team, the encountering thread keeps its name).
-void team_begin(int thread_num);
+/// ThreadTeamBegin on a team thread; the first names its location "OpenMP thread <index>"
+/// (its creation order in the process; the encountering thread keeps its name). `path`: the
+/// encountering thread's call path at the fork (call_path()), which the profile continues on
+/// this thread, so a parallel region's threads share its call paths.
+void team_begin(const void* path);
+/// The calling thread's current call path (profile), for team_begin on the others.
+const void* call_path();
 void team_end(Timestamp at = 0);
 /// Lock events (paradigm OpenMP) for the lock at `addr`.
 void acquired(const void* addr);

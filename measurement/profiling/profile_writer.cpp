@@ -228,17 +228,32 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
   p.min_time.assign(n * nl, 0.0);
   p.max_time.assign(n * nl, 0.0);
   const double seconds_per_tick = 1.0 / static_cast<double>(timer::resolution());
+  // A call path a location never entered itself (an OpenMP team thread's copy of the encountering
+  // thread's path, a GPU stream's host path) spent the time of what ran below it.
+  std::unordered_map<const ProfileNode*, std::uint64_t> below;
+  const auto incl_of = [&](const ProfileNode* n) {
+    auto it = below.find(n);
+    return it != below.end() ? it->second : n->incl_ticks;
+  };
+  const auto fill_below = [&](const auto& self, const ProfileNode* n) -> std::uint64_t {
+    std::uint64_t children = 0;
+    for (const ProfileNode* c = n->first_child; c; c = c->next_sibling) children += self(self, c);
+    if (n->visits != 0 || !n->parent || n->incl_ticks >= children) return n->incl_ticks;
+    below[n] = children;
+    return children;
+  };
   for (std::size_t li = 0; li < nl; ++li) {
     const Location* l = locs[li];
+    fill_below(fill_below, &l->root_node);
     std::vector<const ProfileNode*> todo{&l->root_node};
     while (!todo.empty()) {
       const ProfileNode* node = todo.back();
       todo.pop_back();
       std::size_t at = static_cast<std::size_t>(m.of.at(node)) * nl + li;
-      std::uint64_t visits = node->visits, incl = node->incl_ticks, mn = node->min_ticks, mx = node->max_ticks;
+      std::uint64_t visits = node->visits, incl = incl_of(node), mn = node->min_ticks, mx = node->max_ticks;
       if (node == &l->root_node) {
         std::uint64_t children = 0;
-        for (const ProfileNode* c = node->first_child; c; c = c->next_sibling) children += c->incl_ticks;
+        for (const ProfileNode* c = node->first_child; c; c = c->next_sibling) children += incl_of(c);
         if (li == 0 && l->index == 0) {
           // The program itself: one visit from the start of measurement to the end.
           visits = 1;
