@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # THE benchmark script of prof (see docs/PERFORMANCE.md, which it rewrites; its MPI section comes
-# from bench/mpi.sh, which it runs at the end, and so on: sampling.sh, metrics.sh, cuda.sh).
+# from bench/mpi.sh, which it runs at the end, and so on: sampling.sh, metrics.sh, openmp.sh, cuda.sh).
 #
 #   bench/run.sh [build-dir]          build-dir: default <repo>/build; a relative path is
 #                                     taken from the current directory
@@ -572,6 +572,9 @@ fi
 
 # The metrics part: its own section (bench/metrics.sh).
 "$here/metrics.sh" "$build" "$doc" >&2
+
+# OpenMP: its own section (bench/openmp.sh).
+"$here/openmp.sh" "$build" "$doc" >&2
 
 # prof-export: its own section (bench/export.sh).
 "$here/export.sh" "$build" "$doc" >&2
