@@ -8,7 +8,8 @@
 #   and team begin/end paired per location, team threads named; cubex_check.py: the profile is
 #   consistent and the parallel region's call path has visits on every team thread.
 # Usage: openmp.sh <bin dir with prof-wrap> <work dir> <shared tools dir or ""> <case>
-#   case: <compiler>_<instrumentation>[_mpi], e.g. gcc_plugin, gcc_functions, clang, gcc_plugin_mpi
+#   case: <compiler>_<instrumentation>[_mpi|_metrics], e.g. gcc_plugin, gcc_functions, clang,
+#   gcc_plugin_mpi, clang_metrics (getrusage metrics per team thread: PROF_METRIC_RUSAGE)
 set -eu
 bin=$1 work=$2 tools=$3 case=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,8 +21,9 @@ skip() { echo "$name: SKIP: $*"; exit 77; }
 
 cc=${case%%_*}
 rest=${case#"$cc"}
-mpi=no
+mpi=no metrics=no
 case $rest in *_mpi) mpi=yes; rest=${rest%_mpi} ;; esac
+case $rest in *_metrics) metrics=yes; rest=${rest%_metrics} ;; esac
 wrap_flags=
 case $rest in
   _plugin) wrap_flags=--instrument=plugin ;;
@@ -37,6 +39,7 @@ fi
 rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
 for v in $(env | sed -n 's/^\(PROF_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export PROF_ENABLE_TRACING=true PROF_OPENMP_ENABLE=all PROF_EXPERIMENT_DIRECTORY=exp
+[ $metrics = yes ] && export PROF_METRIC_RUSAGE=ru_nvcsw,ru_minflt
 ranks=1
 if [ $mpi = yes ]; then
   command -v mpicc >/dev/null 2>&1 || skip "mpicc is not installed"
@@ -67,6 +70,12 @@ if have_cubex_check; then
   threads=$(awk -v r="/main/$region" 'index($0, "visits") == 1 && index($0, r " ") && $NF > 0' dump.txt | wc -l)
   [ "$threads" -ge $((2 * ranks)) ] || { grep -F "$region" dump.txt | head; fail "'main/$region' has visits on $threads thread columns, expected >= $((2 * ranks))"; }
   echo "profile: main/$region has visits on $threads thread columns"
+  if [ $metrics = yes ]; then
+    # every thread counted its own: the metric has values on the team threads' columns too
+    cols=$(awk 'index($0, "ru_minflt") == 1 && $NF > 0' dump.txt | grep -o '([^()]* / [^()]*)' | sort -u | wc -l)
+    [ "$cols" -ge 2 ] || { grep "^ru_minflt" dump.txt | head; fail "ru_minflt has values on $cols thread columns, expected >= 2"; }
+    echo "profile: ru_minflt has values on $cols thread columns"
+  fi
 fi
 echo "$name: PASS"
 rm -rf "$dir"
