@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The wrapper layer shared by the interposers (pthread.cpp, unwind.cpp). In libprof.so a wrapper
+// The wrapper layer shared by the interposers (pthread.cpp, unwind.cpp, openmp/gomp.cpp). In libprof.so a wrapper
 // carries the function's own name and finds the real one with dlsym(RTLD_NEXT); in libprof.a
 // (-DPROF_STATIC_WRAP) it is __wrap_<name> and the real one is __real_<name> (ld --wrap, which
 // prof-wrap passes for every symbol of static_wraps.def).
@@ -18,4 +18,21 @@ enum Listed {
 #define PROF_STATIC_LISTED(name) static_cast<void>(prof_static_wraps::listed_##name)
 #else
 #define PROF_WRAPPER_NAME(name) name
+
+#include <dlfcn.h>
+
+namespace prof::wrap {
+/// The real implementation of `name`: the next definition after libprof (dlsym RTLD_NEXT),
+/// cached in `slot`, resolved on first use without any lock or guarded static (a guard could
+/// itself lock a mutex and recurse into a wrapper).
+template <class F>
+F next(F& slot, const char* name) {
+  F f = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+  if (!f) {
+    f = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+    __atomic_store_n(&slot, f, __ATOMIC_RELEASE);
+  }
+  return f;
+}
+}  // namespace prof::wrap
 #endif

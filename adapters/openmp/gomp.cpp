@@ -11,12 +11,11 @@
 // tasks (creation and execution), taskwait, taskgroup and the omp_*_lock API. Not seen: master
 // and masked (inline thread-number tests), the end of a single's body, and the workers' wait at
 // the end of a parallel region (inside libgomp; the encountering thread's is its implicit barrier).
-#include <dlfcn.h>
-
 #include <cstdint>
 #include <cstring>
 
 #include "adapters/openmp/openmp.hpp"
+#include "adapters/wrap.hpp"
 #include "measurement/compiler.hpp"
 
 namespace {
@@ -26,16 +25,7 @@ using prof::openmp::Construct;
 namespace cfg = prof::config;
 namespace omp = prof::openmp;
 
-template <class F>
-F real(F& slot, const char* name) {
-  F f = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
-  if (!f) {
-    f = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-    __atomic_store_n(&slot, f, __ATOMIC_RELEASE);
-  }
-  return f;
-}
-#define REAL(name) real(r_##name, #name)
+#define REAL(name) prof::wrap::next(r_##name, #name)
 
 inline bool recording(std::uint64_t feature) {
   return omp::g_gomp_on.load(std::memory_order_relaxed) && omp::on(feature);
@@ -54,20 +44,24 @@ void open_workshare(RegionId r, const void* at) {
   t_workshare_at = at;
 }
 
-/// The *_end call's barrier, named after the construct's start.
-template <class Call>
-void end_with_barrier(Call call) {
-  const bool b = t_in_workshare && recording(prof::config::kOmpBarrier);
-  const RegionId r = b ? omp::region(Construct::ImplicitBarrier, t_workshare_at, false) : 0;
-  const bool in = b && omp::enter(r);
-  call();
-  if (in) omp::leave(r);
-}
+
 
 void close_workshare() {
   if (!t_in_workshare) return;
   t_in_workshare = false;
   omp::leave(t_workshare);
+}
+
+/// A worksharing construct's end (GOMP_loop_end, GOMP_sections_end: `barrier`) with its
+/// barrier, named after the construct's start, or without one (the *_nowait calls).
+void end_workshare(void (*end)(), bool barrier) {
+  if (!recording(prof::config::kOmpLoop)) return end();
+  const bool b = barrier && t_in_workshare && recording(prof::config::kOmpBarrier);
+  const RegionId r = b ? omp::region(Construct::ImplicitBarrier, t_workshare_at, false) : 0;
+  const bool in = b && omp::enter(r);
+  end();
+  if (in) omp::leave(r);
+  close_workshare();
 }
 
 // A parallel region's body on each team thread: team begin, the region, the body, team end.
@@ -245,18 +239,9 @@ PROF_API PROF_NO_INSTRUMENT bool GOMP_loop_start(long start, long end, long incr
   return rf(start, end, incr, sched, chunk, is, ie, reductions, mem);
 }
 
-PROF_API PROF_NO_INSTRUMENT void GOMP_loop_end() {
-  auto rf = REAL(GOMP_loop_end);
-  if (!recording(cfg::kOmpLoop)) return rf();
-  end_with_barrier(rf);
-  close_workshare();
-}
+PROF_API PROF_NO_INSTRUMENT void GOMP_loop_end() { end_workshare(REAL(GOMP_loop_end), true); }
 
-PROF_API PROF_NO_INSTRUMENT void GOMP_loop_end_nowait() {
-  auto rf = REAL(GOMP_loop_end_nowait);
-  rf();
-  if (recording(cfg::kOmpLoop)) close_workshare();
-}
+PROF_API PROF_NO_INSTRUMENT void GOMP_loop_end_nowait() { end_workshare(REAL(GOMP_loop_end_nowait), false); }
 
 PROF_API PROF_NO_INSTRUMENT unsigned GOMP_sections_start(unsigned count) {
   auto rf = REAL(GOMP_sections_start);
@@ -264,18 +249,9 @@ PROF_API PROF_NO_INSTRUMENT unsigned GOMP_sections_start(unsigned count) {
   return rf(count);
 }
 
-PROF_API PROF_NO_INSTRUMENT void GOMP_sections_end() {
-  auto rf = REAL(GOMP_sections_end);
-  if (!recording(cfg::kOmpLoop)) return rf();
-  end_with_barrier(rf);
-  close_workshare();
-}
+PROF_API PROF_NO_INSTRUMENT void GOMP_sections_end() { end_workshare(REAL(GOMP_sections_end), true); }
 
-PROF_API PROF_NO_INSTRUMENT void GOMP_sections_end_nowait() {
-  auto rf = REAL(GOMP_sections_end_nowait);
-  rf();
-  if (recording(cfg::kOmpLoop)) close_workshare();
-}
+PROF_API PROF_NO_INSTRUMENT void GOMP_sections_end_nowait() { end_workshare(REAL(GOMP_sections_end_nowait), false); }
 
 // A region around one runtime call.
 #define PROF_AROUND(construct, feature, call)                                      \

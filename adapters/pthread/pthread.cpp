@@ -34,19 +34,6 @@ using prof::Location;
 using prof::RecordType;
 using prof::RegionId;
 
-#ifndef PROF_STATIC_WRAP
-// Function pointers to the real implementations, resolved on first use without any lock or
-// guarded static (a guard could itself lock a mutex and recurse into us).
-template <class F>
-F real(F& slot, const char* name) {
-  F f = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
-  if (!f) {
-    f = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-    __atomic_store_n(&slot, f, __ATOMIC_RELEASE);
-  }
-  return f;
-}
-#endif
 
 using create_fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 using join_fn = int (*)(pthread_t, void**);
@@ -145,7 +132,7 @@ int adapter_init() {
 #undef PROF_WRAP_SYMBOL_pthread
 #define PROF_REAL(name, slot) (PROF_STATIC_LISTED(name), &__real_##name)
 #else
-#define PROF_REAL(name, slot) real(slot, #name)
+#define PROF_REAL(name, slot) prof::wrap::next(slot, #name)
 #endif
 
 extern "C" {
