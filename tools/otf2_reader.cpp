@@ -230,6 +230,30 @@ std::string Definitions::host_of(std::uint32_t group) const {
   return fallback;
 }
 
+ProcessMap::ProcessMap(const Definitions& defs) : defs_(defs) {
+  for (const auto& [ref, g] : defs.groups)
+    if (g.type == kGroupProcess) {
+      index_[ref] = static_cast<std::uint32_t>(groups_.size());
+      groups_.push_back(ref);
+    }
+}
+
+bool ProcessMap::process_of(const Location& d, std::uint32_t* process) const {
+  std::uint32_t group = d.group;
+  auto g = defs_.groups.find(group);
+  if (g != defs_.groups.end() && g->second.type != kGroupProcess && g->second.creator != kUndefined32) group = g->second.creator;
+  auto p = index_.find(group);
+  if (p == index_.end()) return false;
+  *process = p->second;
+  return true;
+}
+
+LocationKind ProcessMap::kind(const Location& d) {
+  if (d.type == kLocationGpuStream) return LocationKind::Stream;
+  if (d.type != kLocationCpuThread) return LocationKind::Other;
+  return d.name.rfind("NVTX ", 0) == 0 ? LocationKind::Lane : LocationKind::Thread;
+}
+
 MpiRanks::MpiRanks(const Definitions& defs) : defs_(defs) {
   for (const auto& [ref, g] : defs.comm_groups)
     if (g.type == 4 /* OTF2_GROUP_TYPE_COMM_LOCATIONS */ && g.paradigm == kParadigmMpi) locations_ = g.members;

@@ -89,6 +89,34 @@ struct Definitions {
   std::string host_of(std::uint32_t group) const;
 };
 
+// OTF2's location group and location types (OTF2_LocationGroupType, OTF2_LocationType).
+constexpr std::uint8_t kGroupProcess = 1;
+constexpr std::uint8_t kLocationCpuThread = 1;
+constexpr std::uint8_t kLocationGpuStream = 2;
+
+/// What a location is, as prof's tools show it: a CPU thread, a GPU stream, or an NVTX lane (a
+/// CPU-thread location prof names "NVTX ..."); metric locations are Other.
+enum class LocationKind { Thread, Stream, Lane, Other };
+
+/// The processes of an archive (its PROCESS location groups in definition order, which is rank
+/// order) and the process of each location: an accelerator group's locations belong to the
+/// process that created the group.
+class ProcessMap {
+ public:
+  explicit ProcessMap(const Definitions& defs);
+  /// The location groups of the processes, by process index.
+  const std::vector<std::uint32_t>& groups() const { return groups_; }
+  std::uint32_t size() const { return static_cast<std::uint32_t>(groups_.size()); }
+  /// The process index of location `d`; false when it belongs to none (not shown).
+  bool process_of(const Location& d, std::uint32_t* process) const;
+  static LocationKind kind(const Location& d);
+
+ private:
+  const Definitions& defs_;
+  std::vector<std::uint32_t> groups_;
+  std::map<std::uint32_t, std::uint32_t> index_;  // process group -> process index
+};
+
 /// MPI ranks in an archive: a location's rank in MPI_COMM_WORLD (its place in the MPI
 /// COMM_LOCATIONS group), ranks in a communicator and back.
 class MpiRanks {

@@ -537,20 +537,17 @@ class Exporter : public otf2::EventSink {
   }
 
   void setup_tracks() {
-    // Processes: the location groups of type PROCESS, in definition (rank) order.
-    std::unordered_map<std::uint32_t, std::uint32_t> process_of_group;
-    for (const auto& [ref, g] : defs_.groups) {
-      if (g.type != 1 /* OTF2_LOCATION_GROUP_TYPE_PROCESS */) continue;
+    // Processes in rank order (otf2::ProcessMap).
+    const otf2::ProcessMap pm(defs_);
+    for (const std::uint32_t ref : pm.groups()) {
       Process p;
       p.group = ref;
       p.pid = static_cast<std::int32_t>(processes_.size() + 1);
       p.uuid = defs_.locations.size() + 1 + processes_.size();
       const unsigned rank = static_cast<unsigned>(processes_.size());
       const std::string host = defs_.host_of(ref);
-      p.name = "rank " + std::to_string(rank) +
-               (host.empty() ? "" : " @ " + host);
+      p.name = "rank " + std::to_string(rank) + (host.empty() ? "" : " @ " + host);
       p.included = rank_selected(rank);
-      process_of_group[ref] = static_cast<std::uint32_t>(processes_.size());
       processes_.push_back(p);
     }
     // uuids, dense so that their varints stay short: locations 1..L, processes L+1..L+P, then
@@ -566,23 +563,17 @@ class Exporter : public otf2::EventSink {
       l.name = d.name;
       l.uuid = 1 + l.index;
       l.seq = 1 + l.index;
-      std::uint32_t group = d.group;
-      auto g = defs_.groups.find(group);
-      if (g != defs_.groups.end() && g->second.type != 1 && g->second.creator != otf2::kUndefined32) group = g->second.creator;
-      auto p = process_of_group.find(group);
-      if (p == process_of_group.end()) continue;  // a location outside every process: not shown
-      l.process = p->second;
+      if (!pm.process_of(d, &l.process)) continue;  // a location outside every process: not shown
       l.included = processes_[l.process].included;
-      if (d.type == 2 /* ACCELERATOR_STREAM */) {
-        l.kind = TrackKind::kStream;
-      } else if (d.type == 1 /* CPU_THREAD */ && d.name.rfind("NVTX ", 0) == 0) {
-        l.kind = TrackKind::kLane;
-      } else if (d.type == 1) {
-        l.kind = TrackKind::kThread;
-        if (main_thread_taken.insert(l.process).second) l.tid = processes_[l.process].pid;
-        else l.tid = next_tid++;
-      } else {
-        continue;  // metric locations: prof writes none
+      switch (otf2::ProcessMap::kind(d)) {
+        case otf2::LocationKind::Stream: l.kind = TrackKind::kStream; break;
+        case otf2::LocationKind::Lane: l.kind = TrackKind::kLane; break;
+        case otf2::LocationKind::Thread:
+          l.kind = TrackKind::kThread;
+          if (main_thread_taken.insert(l.process).second) l.tid = processes_[l.process].pid;
+          else l.tid = next_tid++;
+          break;
+        case otf2::LocationKind::Other: continue;  // metric locations: prof writes none
       }
       l.world_rank = ranks_.world_rank(d.ref);
       loc_index_[d.ref] = l.index;

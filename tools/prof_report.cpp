@@ -314,24 +314,15 @@ class TraceScan : public otf2::EventSink {
     begin_ = defs.global_offset;
     end_ = defs.global_offset + std::max<std::uint64_t>(defs.trace_length, 1);
     width_ = static_cast<double>(end_ - begin_) / bins_;
-    std::map<std::uint32_t, std::uint32_t> process_of_group;
-    for (const auto& [ref, g] : defs.groups)
-      if (g.type == 1) {
-        const std::uint32_t n = static_cast<std::uint32_t>(process_of_group.size());
-        process_of_group[ref] = n;
-      }
-    processes_ = static_cast<std::uint32_t>(process_of_group.size());
+    const otf2::ProcessMap pm(defs);
+    processes_ = pm.size();
     for (const otf2::Location& d : defs.locations) {
-      std::uint32_t group = d.group;
-      auto g = defs.groups.find(group);
-      if (g != defs.groups.end() && g->second.type != 1 && g->second.creator != otf2::kUndefined32) group = g->second.creator;
-      auto p = process_of_group.find(group);
-      if (p == process_of_group.end() || (d.type != 1 && d.type != 2)) continue;
       Row r;
+      const otf2::LocationKind kind = otf2::ProcessMap::kind(d);
+      if (kind == otf2::LocationKind::Other || !pm.process_of(d, &r.process)) continue;
       r.ref = d.ref;
       r.name = d.name;
-      r.kind = d.type == 2 ? "stream" : d.name.rfind("NVTX ", 0) == 0 ? "lane" : "thread";
-      r.process = p->second;
+      r.kind = kind == otf2::LocationKind::Stream ? "stream" : kind == otf2::LocationKind::Lane ? "lane" : "thread";
       r.top.assign(bins_, -1);
       r.busy.assign(bins_, 0.f);
       r.last = begin_;
