@@ -3,6 +3,12 @@
 """One MPI end-to-end case: build a program with prof-mpicc, run it on N ranks with tracing, check the trace.
 
   run_mpi_test.py --name NAME --src PROGRAM.c --np N --bin-dir DIR --workdir DIR [--shared-tools DIR] [--flags ...]
+                  [--env NAME=VALUE ...]
+
+A Fortran program (PROGRAM.f90, counting with expect_f.inc in the same format) is built with
+`prof-wrap mpifort`; where that fails, with a note, it is compiled by mpifort and linked by
+prof-mpicc with mpifort's libraries. --env passes a variable to every rank (e.g.
+PROF_MPI_ENABLE_GROUPS=all, so that every call the program counts is recorded).
 
 The program counts its own MPI calls and messages (expect.h) and prints on rank 0:
   PROF_EXPECT <rank> <MPI function> <calls> <calls on the main thread>
@@ -23,7 +29,8 @@ Checks, all of them, every failure reported on one line:
       where libpapi is installed): on every CPU location of every rank each Enter and Leave comes
       right after a Metric event of the same time with one value per metric, the values never
       decrease, and the profile has the metrics (cubex_check.py --expect-metric).
-Exit status 0 when all pass, 1 when one fails, 77 (skip) when mpicc or mpirun is not installed.
+Exit status 0 when all pass, 1 when one fails, 77 (skip) when mpicc or mpirun (or, for a Fortran
+program, mpifort) is not installed.
 """
 import argparse
 import collections
@@ -42,6 +49,29 @@ def skip(name, msg):
     sys.exit(77)
 
 
+def build_fortran(name, a, prof_mpicc, exe, env, work, fail_now):
+    """`prof-wrap mpifort` (its modules go to the work directory); where prof-wrap cannot build
+    Fortran yet, mpifort compiles and prof-mpicc links with mpifort's libraries."""
+    src = os.path.abspath(a.src)  # built in the work directory, where the modules go
+    flags = ["-O2", "-I" + os.path.dirname(src)] + a.flags.split()
+    cmd = [os.path.abspath(os.path.join(a.bin_dir, "prof-wrap")), "mpifort"] + flags + [src, "-o", exe]
+    p = subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    if p.returncode == 0:
+        return
+    print(p.stdout.rstrip())
+    print("%s: note: '%s' failed (status %d); building with mpifort -c and linking with prof-mpicc instead"
+          % (name, " ".join(cmd), p.returncode))
+    obj = exe + ".o"
+    link = subprocess.run(["mpifort", "--showme:link"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True).stdout.split()
+    for cmd in (["mpifort"] + flags + ["-c", src, "-o", obj],
+                [os.path.abspath(prof_mpicc), obj, "-o", exe] + link + ["-lgfortran", "-lm"]):
+        p = subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        if p.returncode != 0:
+            fail_now("%s exited with status %d; the Fortran test program does not build" % (" ".join(cmd), p.returncode),
+                     p.stdout)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--name", required=True)
@@ -52,6 +82,7 @@ def main():
     ap.add_argument("--shared-tools", default="", help="directory of otf2_check.py ('' = that check is not run)")
     ap.add_argument("--flags", default="", help="extra compiler flags, blank-separated")
     ap.add_argument("--metrics", action="store_true", help="record metrics and check them (g)")
+    ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for every rank (mpirun -x)")
     ap.add_argument("--locations-per-rank", type=int, default=0,
                     help="exactly this many CPU locations per rank (0 = not checked): threads that the MPI "
                          "library starts for itself (progress, PMIx) must not become locations")
@@ -66,7 +97,8 @@ def main():
         print("%s: files kept in %s" % (name, work))
         sys.exit(1)
 
-    for tool in ("mpicc", "mpirun"):
+    fortran = os.path.splitext(a.src)[1].lower() in (".f", ".f90", ".f95", ".f03", ".f08")
+    for tool in ("mpicc", "mpirun") + (("mpifort",) if fortran else ()):
         if shutil.which(tool) is None:
             skip(name, "%s is not installed (Debian: apt-get install libopenmpi-dev openmpi-bin)" % tool)
     work = os.path.join(a.workdir, name)
@@ -88,16 +120,21 @@ def main():
 
     # Build.
     exe = os.path.join(work, os.path.splitext(os.path.basename(a.src))[0])
-    cmd = [prof_mpicc, "-O2"] + a.flags.split() + [a.src, "-o", exe]
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-    if p.returncode != 0:
-        fail_now("%s exited with status %d; the test program does not build with prof-mpicc" % (" ".join(cmd), p.returncode),
-                 p.stdout)
+    if fortran:
+        build_fortran(name, a, prof_mpicc, os.path.abspath(exe), env, work, fail_now)
+    else:
+        cmd = [prof_mpicc, "-O2"] + a.flags.split() + [a.src, "-o", exe]
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        if p.returncode != 0:
+            fail_now("%s exited with status %d; the test program does not build with prof-mpicc" % (" ".join(cmd), p.returncode),
+                     p.stdout)
 
     # Run.
     exp = os.path.join(work, "exp")
     cmd = ["timeout", str(RUN_TIMEOUT), "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(a.np),
            "-x", "PROF_ENABLE_TRACING=true", "-x", "PROF_EXPERIMENT_DIRECTORY=" + exp, exe]
+    for var in a.env:
+        cmd[-1:-1] = ["-x", var]
     metric_names = []
     if a.metrics:
         import ctypes.util
