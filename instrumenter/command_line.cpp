@@ -30,6 +30,7 @@ const char* const kOptionsWithSeparateArg[] = {
     "-iwithprefixbefore", "-isysroot", "--sysroot", "-MF", "-MT", "-MQ", "-MJ", "-x",
     "-Xlinker", "-Xpreprocessor", "-Xassembler", "-Xclang", "-mllvm", "-target", "--param",
     "-aux-info", "-dumpbase", "-dumpdir",
+    "-J", "-fintrinsic-modules-path",  // gfortran: where .mod files go, where intrinsic modules are
 };
 
 // nvcc's options that take the next word (they also take "=value"), beyond the GCC-like ones.
@@ -264,6 +265,8 @@ InputKind classify_input(const std::string& path, const std::string& language) {
     if (language == "c" || language == "cpp-output" || language == "objective-c") return InputKind::CSource;
     if (language == "c++" || language == "c++-cpp-output" || language == "objective-c++") return InputKind::CxxSource;
     if (language == "cu") return InputKind::CudaSource;  // nvcc -x cu
+    if (language == "f77" || language == "f77-cpp-input" || language == "f95" || language == "f95-cpp-input")
+      return InputKind::FortranSource;
     if (language == "assembler" || language == "assembler-with-cpp") return InputKind::Assembly;
     if (ends_with(language, "-header")) return InputKind::Header;
     return InputKind::Other;
@@ -277,6 +280,11 @@ InputKind classify_input(const std::string& path, const std::string& language) {
       ext == ".C" || ext == ".ii")
     return InputKind::CxxSource;
   if (ext == ".cu") return InputKind::CudaSource;
+  // GCC's Fortran suffixes: fixed form (.f .for .ftn), free form (.f90 ... .f08); upper case (and
+  // .fpp) runs the preprocessor first.
+  for (const char* f : {".f", ".for", ".ftn", ".fpp", ".f90", ".f95", ".f03", ".f08", ".F", ".FOR", ".FTN", ".FPP", ".F90",
+                        ".F95", ".F03", ".F08"})
+    if (ext == f) return InputKind::FortranSource;
   if (ext == ".s" || ext == ".S" || ext == ".sx") return InputKind::Assembly;
   if (ext == ".h" || ext == ".hh" || ext == ".H" || ext == ".hp" || ext == ".hxx" || ext == ".hpp" ||
       ext == ".HPP" || ext == ".h++" || ext == ".tcc")
@@ -365,6 +373,7 @@ Plan classify(const std::vector<std::string>& original_argv, const ResponseFileR
       p.inputs.push_back({a, classify_input(a, language)});
     }
     if (is_source(p.inputs.back().kind)) p.sources.push_back(a);
+    if (p.inputs.back().kind == InputKind::FortranSource) p.fortran = true;
   }
 
   p.trailing_language = language;

@@ -129,6 +129,8 @@ enum class InputKind {
   CSource,     ///< .c .i, or -x c
   CxxSource,   ///< .cc .cpp .cxx .c++ .cp .C .CPP .ii, or -x c++
   CudaSource,  ///< .cu, or -x cu (nvcc): its host code is instrumented
+  FortranSource,  ///< .f .for .ftn .f90 .f95 .f03 .f08 and their upper-case (preprocessed) forms,
+                  ///< or -x f77, f95, f77-cpp-input, f95-cpp-input
   Assembly,    ///< .s .S .sx: assembled, not instrumented
   Header,      ///< .h .hh .hpp ...: precompiled-header builds, ignored
   Object,      ///< .o
@@ -142,7 +144,7 @@ InputKind classify_input(const std::string& path, const std::string& language);
 
 /// True for the kinds that prof-wrap instruments.
 inline bool is_source(InputKind k) {
-  return k == InputKind::CSource || k == InputKind::CxxSource || k == InputKind::CudaSource;
+  return k == InputKind::CSource || k == InputKind::CxxSource || k == InputKind::CudaSource || k == InputKind::FortranSource;
 }
 
 /// One input file of the compiler command.
@@ -154,7 +156,8 @@ struct Input {
 /// What the compiler command does, decided from its arguments alone.
 struct Plan {
   std::vector<std::string> argv;       ///< compiler first, then the user's arguments, untouched
-  bool compiles = false;               ///< at least one C/C++ source is compiled
+  bool compiles = false;               ///< at least one C/C++/CUDA/Fortran source is compiled
+  bool fortran = false;                ///< a Fortran source is among the inputs (compiled or preprocessed)
   bool links = false;                  ///< the linker runs (executable, shared object or -r)
   bool preprocess_only = false;        ///< -E
   bool deps_only = false;              ///< -M or -MM (they imply -E): dependency lists only
@@ -165,7 +168,7 @@ struct Plan {
   bool nothing_to_build = false;       ///< -fsyntax-only, -###, or no input files (e.g. --version)
   bool linker_inputs = false;          ///< -l, -Wl,..., -Xlinker: GCC links with these alone
   std::vector<Input> inputs;           ///< every input file, in order
-  std::vector<std::string> sources;    ///< the C/C++ sources among them
+  std::vector<std::string> sources;    ///< the C/C++/CUDA/Fortran sources among them
   std::optional<std::string> output;   ///< -o value, if given
   std::vector<std::string> libraries;  ///< -l names (without -l)
   std::string cudart;                  ///< nvcc's -cudart/--cudart value (shared, static, none), if given

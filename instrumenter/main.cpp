@@ -57,7 +57,8 @@ const char kUsage[] =
     "                   plugin (hooks only in functions not declared inline, each with a static\n"
     "                   region descriptor; needs the GCC version prof was built with), or compiler\n"
     "                   hooks (functions: -finstrument-functions; clang: -finstrument-functions-\n"
-    "                   after-inlining). auto (the default): the plugin where it fits\n"
+    "                   after-inlining). auto (the default): the plugin where it fits (Fortran\n"
+    "                   always gets -finstrument-functions: the plugin cannot see it)\n"
     "      --instrument-filter=FILE  a filter file (prof or Score-P syntax), checked now; the GCC\n"
     "                   plugin leaves the functions it excludes without hooks, and the runtime\n"
     "                   applies it to what other compilers instrumented\n"
@@ -79,7 +80,7 @@ const char kUsage[] =
     "  PROF_WRAPPER_COMPILER_FLAGS=...      extra compiler arguments, right after the compiler name\n"
     "\n"
     "Per-compiler wrappers for build systems: prof-gcc, prof-g++, prof-cc, prof-c++, prof-clang,\n"
-    "prof-clang++, prof-mpicc, prof-mpicxx, prof-nvcc, e.g.\n"
+    "prof-clang++, prof-mpicc, prof-mpicxx, prof-nvcc, prof-gfortran, prof-mpifort, prof-mpif90, e.g.\n"
     "  PROF_WRAPPER=off cmake -DCMAKE_C_COMPILER=prof-gcc ... && make\n"
     "nvcc: host code only (-Xcompiler, -Xlinker); device code and nvcc's generated host stubs\n"
     "are never instrumented (with --instrument=functions the kernels' host-side launch functions are).\n";
@@ -281,7 +282,10 @@ void choose_instrumentation(Options& options, const Plan& plan, const Layout& la
   std::error_code ec;
   // nvcc: the plugin goes to its host compiler, which is what must fit.
   const std::string host = host_compiler(plan, *tc);
-  std::string why = gcc_plugin_unusable(*tc, tc->gcc ? compiler_version(host) : "", plugin, std::filesystem::exists(plugin, ec));
+  // Fortran sources (gfortran, mpifort, or gcc given a .f90): the compiler's hooks.
+  std::string why = gcc_plugin_unusable_for(plan);
+  if (why.empty())
+    why = gcc_plugin_unusable(*tc, tc->gcc ? compiler_version(host) : "", plugin, std::filesystem::exists(plugin, ec));
   if (why.empty()) {
     const std::string load = plugin_load_error(host, plugin);
     if (!load.empty()) why = "the compiler cannot load it (" + load + ")";
@@ -346,15 +350,10 @@ int wrap(const std::vector<std::string>& args) {
   if (plan.links && !plan.relocatable) {
     // Fortran objects in an MPI link: their MPI calls go through Open MPI's Fortran bindings,
     // which call PMPI_ directly, so the MPI adapter never sees them.
-    bool fortran = false;
+    const Toolchain& tc = *toolchain_for(plan, opt);
+    bool fortran = plan.fortran || tc.language == Language::Fortran;
     for (const auto& l : plan.libraries)
       fortran = fortran || l == "gfortran" || l.rfind("mpi_mpifh", 0) == 0 || l.rfind("mpi_usempi", 0) == 0;
-    for (const auto& in : plan.inputs) {
-      const auto dot = in.path.rfind('.');
-      const std::string ext = dot == std::string::npos ? "" : in.path.substr(dot);
-      fortran = fortran || ext == ".f" || ext == ".F" || ext == ".f90" || ext == ".F90" || ext == ".f95" || ext == ".f03" || ext == ".f08";
-    }
-    const Toolchain& tc = *toolchain_for(plan, opt);
     // The CUDA adapter where prof was built without it (no CUPTI): an automatic decision goes on
     // without it, with one notice; --cuda cannot be honoured.
     for (const AdapterEntry* a : linked_adapters(plan, tc, opt)) {

@@ -37,7 +37,7 @@ const std::vector<std::string> kNvccInstrument = {
 const std::vector<std::string> kNvccAdapterCompile = {"-x", "c", "-c", "-Xcompiler", "-fPIC"};
 
 // Adding a compiler is one row. The MPI compiler wrappers are GCC underneath (-dumpfullversion
-// and -fplugin pass through them); Fortran ones are not supported yet (build_commands).
+// and -fplugin pass through them).
 const Toolchain kToolchains[] = {
     {"gcc", Language::C, false, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
     {"g++", Language::Cxx, false, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
@@ -50,6 +50,14 @@ const Toolchain kToolchains[] = {
     {"mpic++", Language::Cxx, true, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
     {"mpiCC", Language::Cxx, true, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
     {"nvcc", Language::Cuda, false, true, kNvccInstrument, kNvccAdapterCompile, Dialect::Nvcc, true},
+    // Fortran: gfortran and the MPI wrappers around it. Their Fortran sources get
+    // -finstrument-functions, not the GCC plugin: GCC's Fortran front end raises no
+    // PLUGIN_PRE_GENERICIZE, so the plugin never sees a Fortran function (gcc_plugin_unusable_for).
+    // The adapter list is C, compiled by GCC's C driver (adapter_c_compiler).
+    {"gfortran", Language::Fortran, false, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"mpifort", Language::Fortran, true, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"mpif90", Language::Fortran, true, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
+    {"mpif77", Language::Fortran, true, false, kGnuInstrument, kGnuAdapterCompile, Dialect::Gnu, true},
 };
 
 std::string base_name(const std::string& path) {
@@ -142,6 +150,18 @@ const std::vector<std::string> kStaticWraps = {
 #undef PROF_WRAP_SYMBOL
 };
 
+// -static links with Fortran: libgfortran.a calls these through weak references, only when
+// libpthread is "active" (pthread_key_create is linked, as libprof.a links it). Nothing else may
+// pull them out of libc.a, and a call of a missing one jumps to address 0 (close_unit_1 calls
+// pthread_mutex_destroy at exit): -u makes the link take them all (GCC's gthr-posix.h list).
+const char* const kGthreadFunctions[] = {
+    "pthread_once", "pthread_getspecific", "pthread_setspecific", "pthread_create", "pthread_join", "pthread_equal",
+    "pthread_self", "pthread_detach", "pthread_cancel", "sched_yield", "pthread_mutex_lock", "pthread_mutex_trylock",
+    "pthread_mutex_timedlock", "pthread_mutex_unlock", "pthread_mutex_init", "pthread_mutex_destroy", "pthread_cond_init",
+    "pthread_cond_broadcast", "pthread_cond_signal", "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_destroy",
+    "pthread_key_create", "pthread_key_delete", "pthread_mutexattr_init", "pthread_mutexattr_settype",
+    "pthread_mutexattr_destroy"};
+
 // -static links: libprof.a's own libraries (pkg-config --static --libs otf2 libdw when prof was
 // configured, then the C++ runtime), so prof-wrap needs no pkg-config.
 const std::vector<std::string> kStaticLinkDeps = {PROF_STATIC_LINK_DEPS};
@@ -171,8 +191,12 @@ const Toolchain* toolchain_for(const std::string& compiler, bool* known) {
   // adapter list compiled without GCC-only options. C++ when its name says so.
   static const Toolchain kOtherC = {"other", Language::C, false, false, kGnuInstrument, kClangAdapterCompile, Dialect::Gnu, false};
   static const Toolchain kOtherCxx = {"other", Language::Cxx, false, false, kGnuInstrument, kClangAdapterCompile, Dialect::Gnu, false};
+  static const Toolchain kOtherFortran = {"other", Language::Fortran, false, false, kGnuInstrument, kClangAdapterCompile,
+                                          Dialect::Gnu, false};
   const std::string name = base_name(compiler);
   auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+  // flang, flang-new, nvfortran, ifort, ifx: their adapter list goes to cc (adapter_c_compiler).
+  if (has("fortran") || has("flang") || name.rfind("ifort", 0) == 0 || name.rfind("ifx", 0) == 0) return &kOtherFortran;
   const bool cxx = has("++") || has("xx") || has("CC") || has("cpp") ||
                    (name.size() > 2 && name.compare(name.size() - 2, 2, "px") == 0);  // icpx
   return cxx ? &kOtherCxx : &kOtherC;
@@ -193,7 +217,9 @@ const Toolchain* toolchain_for(const Plan& plan, const Options& options) {
   for (const Toolchain& tc : resolved)
     if (name == tc.name) return &tc;
   names.push_back(name);
-  resolved.push_back({names.back().c_str(), runs->language, true, false, runs->instrument_flags, runs->adapter_compile_flags,
+  // A Fortran wrapper stays Fortran whatever its compiler is called (its adapter list needs a C compiler).
+  const Language language = wrapper->language == Language::Fortran ? Language::Fortran : runs->language;
+  resolved.push_back({names.back().c_str(), language, true, false, runs->instrument_flags, runs->adapter_compile_flags,
                       runs->dialect, runs->gcc});
   return &resolved.back();
 }
@@ -236,6 +262,26 @@ const Toolchain* find_toolchain(const std::string& compiler) {
       return &tc;
   }
   return nullptr;
+}
+
+std::string adapter_c_compiler(const Plan& plan, const Toolchain& tc, const Options& options) {
+  const std::string self = plan.argv.empty() ? std::string() : plan.argv[0];
+  if (tc.language != Language::Fortran) return self;
+  // The Fortran compiler: the command's own, or the one an MPI wrapper runs (gfortran when it
+  // did not say).
+  std::string fc = self;
+  if (tc.mpi) fc = options.mpi_wrapped_compiler.empty() ? std::string("gfortran") : options.mpi_wrapped_compiler;
+  const auto slash = fc.rfind('/');
+  const auto at = fc.rfind("gfortran");
+  // GCC's drivers share a directory, target prefix and version suffix: x86_64-linux-gnu-gfortran-12
+  // has x86_64-linux-gnu-gcc-12 beside it.
+  if (at != std::string::npos && (slash == std::string::npos || at > slash)) return fc.substr(0, at) + "gcc" + fc.substr(at + 8);
+  return "cc";
+}
+
+std::string gcc_plugin_unusable_for(const Plan& plan) {
+  if (plan.fortran) return "it cannot instrument Fortran (GCC's Fortran front end has no PLUGIN_PRE_GENERICIZE event)";
+  return "";
 }
 
 std::vector<std::string> host_compiler_option(const Toolchain& tc, const std::string& flag) {
@@ -358,12 +404,6 @@ std::string adapter_list_source(const std::vector<const AdapterEntry*>& adapters
 std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Layout& layout, const Options& options,
                                                      const WorkFiles& files) {
   if (plan.argv.empty()) throw WrapError("no compiler given");
-  // Fortran MPI wrappers: prof has no Fortran support yet. A clear refusal of anything they would
-  // build beats a half-instrumented program; queries such as --version pass.
-  const std::string name = strip_version(base_name(plan.argv[0]));
-  for (const char* fortran : {"mpifort", "mpif90", "mpif77", "gfortran"})
-    if (name == fortran && !plan.inputs.empty())
-      throw WrapError("'" + name + "' is not supported yet (prof has no Fortran support); set PROF_WRAPPER=off to run it unwrapped");
   if (plan.passthrough()) return {plan.argv};
   const Toolchain* tc = toolchain_for(plan, options);
   if (plan.links && plan.static_link && plan.shared)
@@ -384,7 +424,10 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
       if (!plan.has_debug_option) pre.push_back("-g");  // file and line for the runtime's symbol lookup
       append(pre, tc->instrument_flags);
     }
-    append(pre, {"-include", layout.instrumented_header()});
+    // The link guard is a C header: Fortran has no -include (gfortran warns and ignores it), so a
+    // step that compiles Fortran plants none. Its hooks are -finstrument-functions', which glibc
+    // defines empty: such objects link without prof-wrap and then measure nothing.
+    if (!plan.fortran) append(pre, {"-include", layout.instrumented_header()});
   }
   // Also for -E and -M, so that preprocessing sees what the compile sees and finds <prof/user.h>.
   if (plan.compiles || plan.preprocess_only || plan.deps_only) {
@@ -414,7 +457,7 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
   if (plan.links && !plan.relocatable) {
     const auto adapters = linked_adapters(plan, *tc, options);
     if (plan.links_executable()) {
-      std::vector<std::string> cc{plan.argv[0]};
+      std::vector<std::string> cc{adapter_c_compiler(plan, *tc, options)};
       append(cc, plan.abi_flags);
       append(cc, tc->adapter_compile_flags);
       append(cc, {files.adapter_source, "-o", files.adapter_object});
@@ -428,6 +471,10 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
       // last: constructors run in link order, and its prof_init is to run after the static
       // initialisers of the C++ runtime too, as in a dynamic link.
       for (const auto& sym : kStaticWraps) append(post, linker_option(*tc, "--wrap=" + sym));
+      const bool fortran = tc->language == Language::Fortran || plan.fortran ||
+                           std::find(plan.libraries.begin(), plan.libraries.end(), "gfortran") != plan.libraries.end();
+      if (fortran)
+        for (const char* sym : kGthreadFunctions) append(post, linker_option(*tc, std::string("-u,") + sym));
       append(post, kStaticLinkDeps);
       post.push_back(files.adapter_object);
     } else {

@@ -10,7 +10,7 @@
 
 namespace prof::wrap {
 
-enum class Language { C, Cxx, Cuda };
+enum class Language { C, Cxx, Cuda, Fortran };
 
 /// How a compiler's command line passes options on: GCC's (-Wl,opt) or nvcc's (-Xcompiler opt,
 /// -Xlinker opt; nvcc rejects -Wl, and splits both values at commas).
@@ -27,6 +27,16 @@ struct Toolchain {
   Dialect dialect;                                ///< how options reach the host compiler and the linker
   bool gcc;                                       ///< GCC compiles its host code: can load prof's GCC plugin
 };
+
+/// The C compiler that compiles the generated adapter list of a link by `plan`'s compiler: that
+/// compiler itself, except for Fortran compilers (gfortran, mpifort...), where it is GCC's C
+/// driver beside their gfortran ("/opt/gcc/bin/gfortran-12" -> "/opt/gcc/bin/gcc-12"; an MPI
+/// wrapper's options.mpi_wrapped_compiler), or "cc" for another Fortran compiler.
+std::string adapter_c_compiler(const Plan& plan, const Toolchain& tc, const Options& options);
+
+/// Why prof's GCC plugin cannot instrument a compile step of `plan`: "" when it can, else one
+/// phrase (today: the step compiles Fortran, which the plugin never sees).
+std::string gcc_plugin_unusable_for(const Plan& plan);
 
 /// `flag` for the compiler that compiles host code: itself, or for nvcc {"-Xcompiler", flag}.
 std::vector<std::string> host_compiler_option(const Toolchain& tc, const std::string& flag);
@@ -69,7 +79,7 @@ std::string compiler_in_show_output(const std::string& output);
 /// not a stand-in whose name has "stub" (libmpi_stubs.a).
 bool is_mpi_library(const std::string& path);
 
-/// "gcc, g++, cc, c++, clang, clang++": for messages.
+/// "gcc, g++, cc, c++, clang, clang++, ...": for messages.
 std::string supported_compilers();
 
 /// The functions libprof.a interposes in a -static link, each passed as -Wl,--wrap=<symbol>

@@ -116,8 +116,13 @@ int instrumentation(const std::vector<std::string>& compilers) {
     return q + "'";
   };
   for (const std::string& cc : compilers) {
-    // A C file for every compiler: nvcc and the MPI wrappers compile C as well.
-    const std::string cmd = quote(wrap) + " --dry-run " + quote(cc) + " -c prof_info_probe.c -o prof_info_probe.o 2>&1";
+    // A C file for every compiler (nvcc and the MPI wrappers compile C as well), but a Fortran
+    // file for Fortran compilers (gfortran, mpifort, mpif90, mpif77), which prof-wrap instruments
+    // differently.
+    const std::string base = cc.substr(cc.find_last_of('/') == std::string::npos ? 0 : cc.find_last_of('/') + 1);
+    const bool fortran = base.find("fortran") != std::string::npos || base.rfind("mpif", 0) == 0;
+    const std::string probe = fortran ? "prof_info_probe.f90" : "prof_info_probe.c";
+    const std::string cmd = quote(wrap) + " --dry-run " + quote(cc) + " -c " + probe + " -o prof_info_probe.o 2>&1";
     std::string how, said;
     if (FILE* p = ::popen(cmd.c_str(), "r")) {
       char line[1024];

@@ -62,6 +62,27 @@ std::size_t base_length(std::string_view symbol) {
   return symbol.size();
 }
 
+bool fortran_module_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.'; }
+
+bool identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+// gfortran's name of a module procedure, "__<module>_MOD_<procedure>" (a submodule's own ones:
+// "__<module>.<submodule>_MOD_<procedure>"), as "<module>::<procedure>"; "" for any other name.
+// gfortran writes Fortran names in lower case, so "_MOD_" cannot be part of the module's name;
+// the procedure part may have upper case in names it makes itself (__copy_<module>_Mytype).
+std::string fortran_module_procedure(std::string_view in) {
+  if (in.size() < 9 || in.substr(0, 2) != "__" || in[2] < 'a' || in[2] > 'z') return "";
+  const std::size_t mod = in.find("_MOD_", 2);
+  if (mod == std::string_view::npos || mod + 5 == in.size()) return "";
+  const std::string_view module = in.substr(2, mod - 2), procedure = in.substr(mod + 5);
+  if (!std::all_of(module.begin(), module.end(), fortran_module_char) ||
+      !std::all_of(procedure.begin(), procedure.end(), identifier_char))
+    return "";
+  return std::string(module) + "::" + std::string(procedure);
+}
+
 }  // namespace
 
 std::string base_symbol_name(std::string_view symbol) {
@@ -75,6 +96,7 @@ std::string base_symbol_name(std::string_view symbol) {
 std::string demangle(std::string_view mangled) {
   try {
     std::string in(mangled);
+    if (std::string fortran = fortran_module_procedure(in); !fortran.empty()) return fortran;
     if (in.size() < 3 || in[0] != '_' || in[1] != 'Z') return in;
     int status = 0;
     char* out = abi::__cxa_demangle(in.c_str(), nullptr, nullptr, &status);
@@ -114,7 +136,13 @@ struct SubRange {
   Dwarf_Addr lo, hi;
   Dwarf_Die die;
 };
-using CuIndex = std::vector<SubRange>;
+struct CuIndex {
+  std::vector<SubRange> ranges;
+  // Fortran units only: each subprogram's name inside its hosts (modules, host procedures), as
+  // DWARF spells them, by DIE offset: "heat" (the main program), "heatmod::step",
+  // "heatmod::step::inner" (an internal procedure). Empty for other languages.
+  std::unordered_map<Dwarf_Off, std::string> fortran_names;
+};
 
 struct Object {
   std::string path;
@@ -496,21 +524,57 @@ bool ensure_dwfl(Object& o) {
   return o.mod != nullptr;
 }
 
+bool is_fortran(Dwarf_Die* cu) {
+  switch (dwarf_srclang(cu)) {
+    case DW_LANG_Fortran77:
+    case DW_LANG_Fortran90:
+    case DW_LANG_Fortran95:
+    case DW_LANG_Fortran03:
+    case DW_LANG_Fortran08:
+    case 0x2d:  // DW_LANG_Fortran18 (DWARF 6 draft)
+      return true;
+    default:
+      return false;
+  }
+}
+
+// "host::name", or `name` at the top.
+std::string scoped(const std::string* scope, const char* name) {
+  if (scope == nullptr || scope->empty()) return name;
+  return *scope + "::" + name;
+}
+
 // Collects the code ranges of the concrete subprograms below `parent` (CU level, namespaces,
-// classes, and nested functions / local classes inside functions and lexical blocks).
-void collect_subprograms(Dwarf_Die* parent, CuIndex* out, int depth) {
+// classes, and nested functions / local classes inside functions and lexical blocks). In a
+// Fortran unit (`scope` not null: the names of the hosts so far) also every subprogram's name
+// inside its modules and host procedures.
+void collect_subprograms(Dwarf_Die* parent, CuIndex* out, int depth, const std::string* scope) {
   Dwarf_Die child;
   if (depth > 64 || dwarf_child(parent, &child) != 0) return;
   do {
-    switch (dwarf_tag(&child)) {
+    const int tag = dwarf_tag(&child);
+    switch (tag) {
       case DW_TAG_subprogram: {
         Dwarf_Addr base = 0, lo = 0, hi = 0;
         std::ptrdiff_t off = 0;
         int guard = 0;
         while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0 && ++guard < 256) {
-          if (hi > lo) out->push_back({lo, hi, child});
+          if (hi > lo) out->ranges.push_back({lo, hi, child});
         }
-        if (dwarf_haschildren(&child) > 0) collect_subprograms(&child, out, depth + 1);
+        const char* name = scope != nullptr ? dwarf_diename(&child) : nullptr;
+        if (name != nullptr && *name) {
+          const std::string inner = scoped(scope, name);
+          out->fortran_names.emplace(dwarf_dieoffset(&child), inner);
+          if (dwarf_haschildren(&child) > 0) collect_subprograms(&child, out, depth + 1, &inner);
+        } else if (dwarf_haschildren(&child) > 0) {
+          collect_subprograms(&child, out, depth + 1, scope);
+        }
+        break;
+      }
+      case DW_TAG_module: {
+        const char* name = scope != nullptr ? dwarf_diename(&child) : nullptr;
+        const std::string inner = name != nullptr ? scoped(scope, name) : std::string();
+        if (dwarf_haschildren(&child) > 0) collect_subprograms(&child, out, depth + 1, name != nullptr ? &inner : scope);
         break;
       }
       case DW_TAG_namespace:
@@ -518,8 +582,7 @@ void collect_subprograms(Dwarf_Die* parent, CuIndex* out, int depth) {
       case DW_TAG_structure_type:
       case DW_TAG_union_type:
       case DW_TAG_lexical_block:
-      case DW_TAG_module:
-        if (dwarf_haschildren(&child) > 0) collect_subprograms(&child, out, depth + 1);
+        if (dwarf_haschildren(&child) > 0) collect_subprograms(&child, out, depth + 1, scope);
         break;
       default:
         break;
@@ -527,20 +590,45 @@ void collect_subprograms(Dwarf_Die* parent, CuIndex* out, int depth) {
   } while (dwarf_siblingof(&child, &child) == 0);
 }
 
-// Innermost concrete DW_TAG_subprogram whose code contains pc, from the CU's index (built once
-// per CU: dwarf_getscopes per lookup walks the whole CU and is far too slow for big CUs).
-bool find_subprogram(Object& o, Dwarf_Die* cu, Dwarf_Addr pc, Dwarf_Die* out) {
+// The CU's index, built on its first use.
+CuIndex& index_of_cu(Object& o, Dwarf_Die* cu) {
   auto [it, fresh] = o.cu_index.try_emplace(dwarf_dieoffset(cu));
   CuIndex& index = it->second;
   if (fresh) {
-    collect_subprograms(cu, &index, 0);
-    std::sort(index.begin(), index.end(),
+    const std::string top;
+    collect_subprograms(cu, &index, 0, is_fortran(cu) ? &top : nullptr);
+    std::sort(index.ranges.begin(), index.ranges.end(),
               [](const SubRange& a, const SubRange& b) { return a.lo < b.lo; });
   }
-  auto up = std::upper_bound(index.begin(), index.end(), pc,
+  return index;
+}
+
+// A Fortran subprogram's name as its program spells it, from the unit's index: an out-of-line
+// copy (DW_AT_abstract_origin) or a definition outside its declaration (DW_AT_specification)
+// takes the place of the DIE it refers to. "" outside Fortran units.
+std::string fortran_name(const CuIndex& index, Dwarf_Die* sub) {
+  if (index.fortran_names.empty()) return "";
+  Dwarf_Die die = *sub;
+  for (int hops = 0; hops < 4; ++hops) {
+    Dwarf_Attribute attr;
+    Dwarf_Die target;
+    Dwarf_Attribute* ref = dwarf_attr(&die, DW_AT_abstract_origin, &attr);
+    if (ref == nullptr) ref = dwarf_attr(&die, DW_AT_specification, &attr);
+    if (ref == nullptr || dwarf_formref_die(ref, &target) == nullptr) break;
+    die = target;
+  }
+  auto it = index.fortran_names.find(dwarf_dieoffset(&die));
+  if (it == index.fortran_names.end()) it = index.fortran_names.find(dwarf_dieoffset(sub));
+  return it == index.fortran_names.end() ? std::string() : it->second;
+}
+
+// Innermost concrete DW_TAG_subprogram whose code contains pc, from the CU's index (built once
+// per CU: dwarf_getscopes per lookup walks the whole CU and is far too slow for big CUs).
+bool find_subprogram(const CuIndex& index, Dwarf_Addr pc, Dwarf_Die* out) {
+  auto up = std::upper_bound(index.ranges.begin(), index.ranges.end(), pc,
                              [](Dwarf_Addr v, const SubRange& r) { return v < r.lo; });
   const SubRange* best = nullptr;
-  for (int n = 0; up != index.begin() && n < 16; ++n) {
+  for (int n = 0; up != index.ranges.begin() && n < 16; ++n) {
     --up;
     if (pc < up->hi && (best == nullptr || up->hi - up->lo < best->hi - best->lo)) best = &*up;
   }
@@ -626,7 +714,11 @@ void fill_source(Object& o, std::uintptr_t a, SymbolInfo* out) {
   if (cu != nullptr) {
     Dwarf_Addr pc = a - bias;
     Dwarf_Die sub;
-    if (find_subprogram(o, cu, pc, &sub)) {
+    const CuIndex& index = index_of_cu(o, cu);
+    if (find_subprogram(index, pc, &sub)) {
+      // Fortran: the name as the program spells it (module::procedure, the main program's own
+      // name instead of MAIN__, host::internal, an external procedure without gfortran's '_').
+      if (std::string name = fortran_name(index, &sub); !name.empty()) out->name = std::move(name);
       const char* file = dwarf_decl_file(&sub);  // follows abstract_origin / specification
       int line = -1;
       if (file != nullptr && dwarf_decl_line(&sub, &line) == 0 && line > 0) {

@@ -12,7 +12,8 @@
 namespace prof::symbols {
 
 struct SymbolInfo {
-  std::string name;          // demangled, e.g. "ns::Klass<int>::bar(int) const", or "foo" for C
+  std::string name;          // demangled, e.g. "ns::Klass<int>::bar(int) const", or "foo" for C;
+                             // Fortran as DWARF spells it (see resolve)
   std::string mangled;       // e.g. "_ZNK2ns5KlassIiE3barEi"; equal to name for C functions
   std::string file;          // absolute or as recorded in DWARF; "" if unknown
   int line = -1;             // declaration line of the function; -1 if unknown
@@ -28,6 +29,10 @@ struct SymbolInfo {
 /// GCC clones ("foo.constprop.0", "foo.cold", ...) are reported as their base function: name and
 /// mangled of "foo", entry = address of "foo" when that symbol exists in the same object (else
 /// the clone's own start); file/line from the DWARF of the clone (its abstract origin).
+/// Functions of Fortran compile units are named as DWARF spells them, inside their modules and
+/// host procedures: "heatmod::step" (symbol __heatmod_MOD_step), "heat" for `program heat`
+/// (MAIN__), "heatmod::step::inner" for a procedure contained in step (inner.0), "ext" for an
+/// external procedure (ext_); mangled keeps the symbol. Without DWARF, demangle's name.
 bool resolve(const void* address, SymbolInfo* out);
 
 /// The source position of a code address from the line table (a call's return address minus
@@ -39,7 +44,9 @@ bool source_position(const void* address, std::string* file, int* line);
 /// "foo.isra.0" "_Z3bari.constprop.0.isra.0" "foo.lto_priv.0" → "foo" / "_Z3bari". Pure function.
 std::string base_symbol_name(std::string_view symbol);
 
-/// Demangles an Itanium C++ name (abi::__cxa_demangle); returns the input for C names.
+/// Demangles an Itanium C++ name (abi::__cxa_demangle) and gfortran's name of a module
+/// procedure ("__heatmod_MOD_step" -> "heatmod::step"); returns the input for C names and other
+/// Fortran symbols (MAIN__, ext_, inner.0: resolve names them from DWARF). Pure function.
 std::string demangle(std::string_view mangled);
 
 /// Runtime address of the function symbol named exactly `symbol` (e.g. "foo.constprop.0") in

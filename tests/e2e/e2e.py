@@ -50,6 +50,9 @@ def main():
     ap.add_argument("--lib", action="append", default=[], help="SRC:libNAME.so built with prof-wrap -shared and linked")
     ap.add_argument("--dlopen-lib", action="append", default=[], help="SRC:libNAME.so built with prof-wrap -shared, not linked")
     ap.add_argument("--flags", default="")
+    ap.add_argument("--object", action="append", default=[],
+                    help="SRC:COMPILER compiled alone (prof-wrap COMPILER --flags -c) and linked, e.g. a C object into a Fortran program")
+    ap.add_argument("--link-flags", default="", help="more arguments for the link step only, e.g. -lgfortran")
     ap.add_argument("--wrap-flags", default="")
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--args", default="")
@@ -121,8 +124,17 @@ def main():
             fail("building %s failed:\n%s%s" % (lib, r.stdout, r.stderr))
         if spec in a.lib:
             link_libs += ["-L" + work, "-l" + lib[3:-3], "-Wl,-rpath," + work]
+    objects = []
+    for spec in a.object:
+        src, compiler = spec.rsplit(":", 1)
+        obj = os.path.join(work, os.path.basename(src) + ".o")
+        cmd = [a.prof_wrap] + shlex.split(a.wrap_flags) + [compiler] + flags + ["-c", src, "-o", obj]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            fail("compiling %s failed: %s\n%s%s" % (src, " ".join(cmd), r.stdout, r.stderr))
+        objects.append(obj)
     exe = os.path.join(work, "prog")
-    cmd = wrap + flags + a.src + ["-o", exe] + link_libs + ["-ldl"]
+    cmd = wrap + flags + a.src + objects + ["-o", exe] + link_libs + ["-ldl"] + shlex.split(a.link_flags)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         fail("build failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))

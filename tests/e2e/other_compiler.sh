@@ -10,7 +10,7 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work"
 ln -s "$(command -v gcc)" mycc
 "$wrap" ./mycc -O2 "$src" -o prog 2>err.txt
 cat err.txt
-grep -qx "prof-wrap: notice: './mycc' is not a compiler prof knows (gcc, g++, cc, c++, clang, clang++, mpicc, mpicxx, mpic++, mpiCC, nvcc); it is driven like GCC: -finstrument-functions, -Wl, link options" err.txt
+grep -qx "prof-wrap: notice: './mycc' is not a compiler prof knows (gcc, g++, cc, c++, clang, clang++, mpicc, mpicxx, mpic++, mpiCC, nvcc, gfortran, mpifort, mpif90, mpif77); it is driven like GCC: -finstrument-functions, -Wl, link options" err.txt
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp ./prog >out.txt
 check_trace exp/traces.otf2 --expect-region fib
 expected=$(sed -n 's/^PROF_EXPECT fib //p' out.txt)

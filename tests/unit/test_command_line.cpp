@@ -145,6 +145,37 @@ TEST_CASE("classification details", "[prof-wrap]") {
     CHECK(classify_input("Makefile", "") == InputKind::Other);
     CHECK(classify_input("a.h", "") == InputKind::Header);
     CHECK(classify_input("a.o", "c") == InputKind::CSource);
+    // Fortran: fixed and free form, upper case (preprocessed) too; -x f77/f95 and their cpp forms.
+    for (const char* f : {"a.f", "a.for", "a.ftn", "a.fpp", "a.f90", "a.f95", "a.f03", "a.f08", "a.F", "a.FOR", "a.FTN",
+                          "a.FPP", "a.F90", "a.F95", "a.F03", "x/a.F08"}) {
+      CAPTURE(f);
+      CHECK(classify_input(f, "") == InputKind::FortranSource);
+    }
+    for (const char* x : {"f77", "f77-cpp-input", "f95", "f95-cpp-input"}) CHECK(classify_input("a.txt", x) == InputKind::FortranSource);
+    CHECK(classify_input("a.f90x", "") == InputKind::Other);
+    CHECK(classify_input("a.mod", "") == InputKind::Other);
+  }
+  SECTION("Fortran sources are compiled; objects of any language link") {
+    const Plan c = classify({"gfortran", "-c", "heat.F90", "-o", "heat.o"});
+    CHECK(c.compiles);
+    CHECK_FALSE(c.links);
+    CHECK(c.fortran);
+    CHECK(c.sources == Argv{"heat.F90"});
+    const Plan mixed = classify({"gfortran", "main.f90", "helper.o", "-o", "app"});
+    CHECK(mixed.compiles);
+    CHECK(mixed.links);
+    CHECK(mixed.fortran);
+    const Plan from_c = classify({"gcc", "main.o", "fsub.o", "-lgfortran", "-o", "app"});
+    CHECK_FALSE(from_c.compiles);
+    CHECK(from_c.links);
+    CHECK_FALSE(from_c.fortran);
+    CHECK(classify({"gcc", "-c", "a.c", "b.f"}).fortran);
+    // gfortran's options with a separate argument: no input files.
+    const Plan mods = classify({"gfortran", "-J", "mods", "-fintrinsic-modules-path", "/x/finclude", "-c", "a.f90"});
+    CHECK(mods.inputs.size() == 1);
+    CHECK(mods.sources == Argv{"a.f90"});
+    CHECK(classify({"gfortran", "-Jmods", "-c", "a.f90"}).inputs.size() == 1);
+    CHECK_FALSE(classify({"gcc", "-c", "a.c"}).fortran);
   }
   SECTION("- without -x is not a source") { CHECK(classify({"gcc", "-c", "-"}).sources.empty()); }
   SECTION("ABI flags are collected for the adapter-list compile") {
@@ -222,8 +253,24 @@ TEST_CASE("toolchain lookup", "[prof-wrap]") {
   CHECK(std::string(find_toolchain("x86_64-linux-gnu-g++-12")->name) == "g++");
   CHECK(std::string(find_toolchain("x86_64-linux-gnu-gcc")->name) == "gcc");
   CHECK(find_toolchain("icc") == nullptr);
-  CHECK(find_toolchain("gfortran") == nullptr);
   CHECK(find_toolchain("ccache") == nullptr);
+  for (const char* f : {"gfortran", "gfortran-12", "/usr/bin/gfortran", "x86_64-linux-gnu-gfortran-12", "mpifort", "mpif90",
+                        "mpif77", "/usr/bin/mpif90"}) {
+    CAPTURE(f);
+    const Toolchain* tc = find_toolchain(f);
+    REQUIRE(tc != nullptr);
+    CHECK(tc->language == Language::Fortran);
+    CHECK(tc->instrument_flags == Argv{"-finstrument-functions"});
+    CHECK(tc->mpi == (std::string(tc->name).rfind("mpi", 0) == 0));
+  }
+  CHECK(std::string(find_toolchain("x86_64-linux-gnu-gfortran-12")->name) == "gfortran");
+  CHECK(std::string(find_toolchain("mpif77")->name) == "mpif77");
+  // Other Fortran compilers are driven like GCC, as Fortran.
+  bool known = true;
+  CHECK(toolchain_for("flang-new", &known)->language == Language::Fortran);
+  CHECK_FALSE(known);
+  CHECK(toolchain_for("nvfortran")->language == Language::Fortran);
+  CHECK(toolchain_for("icx")->language == Language::C);
 }
 
 TEST_CASE("compile commands", "[prof-wrap]") {
@@ -237,6 +284,24 @@ TEST_CASE("compile commands", "[prof-wrap]") {
     CHECK(cmds[0] == expected);
     // The user's -fno-instrument-functions comes later and wins.
     CHECK(index_of(cmds[0], "-finstrument-functions") < index_of(cmds[0], "-fno-instrument-functions"));
+  }
+  SECTION("Fortran: the compiler's hooks and -g; no link guard (a C header)") {
+    const auto cmds = build_commands(classify({"gfortran", "-O2", "-c", "heat.f90", "-o", "heat.o"}), kLayout, defaults);
+    REQUIRE(cmds.size() == 1);
+    CHECK(cmds[0] == Argv{"gfortran", "-g", "-finstrument-functions", "-I/opt/prof/include", "-O2", "-c", "heat.f90", "-o", "heat.o"});
+    // One step with C and Fortran: the guard would make gfortran warn about the Fortran file.
+    CHECK_FALSE(contains(build_commands(classify({"gfortran", "-c", "a.c", "b.F90"}), kLayout, defaults)[0], "-include"));
+    CHECK(contains(build_commands(classify({"gfortran", "-c", "a.c"}), kLayout, defaults)[0], "-include"));
+    // The plugin never sees Fortran (whichever driver compiles it); C through gfortran is fine.
+    CHECK(gcc_plugin_unusable_for(classify({"gfortran", "-c", "a.f90"})) ==
+          "it cannot instrument Fortran (GCC's Fortran front end has no PLUGIN_PRE_GENERICIZE event)");
+    CHECK_FALSE(gcc_plugin_unusable_for(classify({"gcc", "-c", "a.c", "b.f"})).empty());
+    CHECK(gcc_plugin_unusable_for(classify({"gfortran", "-c", "a.c"})).empty());
+    CHECK(gcc_plugin_unusable_for(classify({"gcc", "-c", "a.c"})).empty());
+    // --user: the macros reach preprocessed Fortran (.F90) too.
+    Options user;
+    user.user = true;
+    CHECK(contains(build_commands(classify({"gfortran", "-c", "a.F90"}), kLayout, user)[0], "-DPROF_USER_ENABLE"));
   }
   SECTION("no -g when the user chose one") {
     const auto cmds = build_commands(classify({"gcc", "-g0", "-c", "a.c"}), kLayout, defaults);
@@ -339,6 +404,46 @@ TEST_CASE("link commands", "[prof-wrap]") {
     const auto cmds = build_commands(classify({"gcc", "-x", "c", "in.txt", "-o", "app"}), kLayout, defaults, files);
     CHECK(contains_run(cmds.back(), {"in.txt", "-o", "app", "-x", "none", "/tmp/w/prof_adapters.o"}));
   }
+  SECTION("Fortran links: the adapter list is compiled by GCC's C driver beside gfortran") {
+    const auto cmds = build_commands(classify({"gfortran", "-O2", "main.f90", "helper.o", "-o", "app"}), kLayout, defaults, files);
+    REQUIRE(cmds.size() == 2);
+    CHECK(cmds[0] == Argv{"gcc", "-x", "c", "-c", "-fno-instrument-functions", "-fPIC", "/tmp/w/prof_adapters.c", "-o",
+                          "/tmp/w/prof_adapters.o"});
+    CHECK(cmds[1][0] == "gfortran");
+    CHECK(contains_run(cmds[1], {"-O2", "main.f90", "helper.o", "-o", "app", "/tmp/w/prof_adapters.o"}));
+    CHECK(contains_run(cmds[1], link_tail));
+    CHECK(contains(cmds[1], "-finstrument-functions"));
+    CHECK_FALSE(contains(cmds[1], "-include"));
+    const Plan versioned = classify({"/opt/gcc/bin/x86_64-linux-gnu-gfortran-12", "a.o"});
+    CHECK(build_commands(versioned, kLayout, defaults, files)[0][0] == "/opt/gcc/bin/x86_64-linux-gnu-gcc-12");
+    // An MPI wrapper: the C driver beside the gfortran it runs (gcc when it does not say).
+    Options ompi;
+    ompi.mpi_wrapped_compiler = "/usr/bin/gfortran-12";
+    CHECK(adapter_c_compiler(classify({"mpifort", "a.o"}), *find_toolchain("mpifort"), ompi) == "/usr/bin/gcc-12");
+    CHECK(adapter_c_compiler(classify({"mpif90", "a.o"}), *find_toolchain("mpif90"), defaults) == "gcc");
+    // Another Fortran compiler: cc, and no GCC-only option for it.
+    ompi.mpi_wrapped_compiler = "flang-new";
+    const Plan flang = classify({"mpifort", "a.o"});
+    const Toolchain& mpifort_flang = *toolchain_for(flang, ompi);
+    CHECK(std::string(mpifort_flang.name) == "mpifort (flang-new)");
+    CHECK(mpifort_flang.language == Language::Fortran);
+    CHECK(build_commands(flang, kLayout, ompi, files)[0] == Argv{"cc", "-x", "c", "-c", "-fPIC", "/tmp/w/prof_adapters.c",
+                                                                "-o", "/tmp/w/prof_adapters.o"});
+    CHECK(build_commands(classify({"flang-new", "a.o"}), kLayout, defaults, files)[0][0] == "cc");
+    // C and C++ links keep their own compiler, -lgfortran or not.
+    CHECK(build_commands(classify({"gcc", "main.o", "fsub.o", "-lgfortran"}), kLayout, defaults, files)[0][0] == "gcc");
+    CHECK(adapter_c_compiler(classify({"g++-12", "a.o"}), *find_toolchain("g++-12"), defaults) == "g++-12");
+  }
+  SECTION("-static with Fortran: every weak pthread function of libgfortran.a is linked") {
+    const Argv fortran = build_commands(classify({"gfortran", "-static", "a.o", "-o", "app"}), kLayout, defaults, files).back();
+    CHECK(contains(fortran, "-Wl,-u,pthread_mutex_destroy"));
+    CHECK(contains(fortran, "-Wl,-u,pthread_cond_init"));
+    CHECK(contains(build_commands(classify({"gcc", "-static", "a.o", "-lgfortran"}), kLayout, defaults, files).back(),
+                   "-Wl,-u,pthread_mutex_destroy"));
+    CHECK_FALSE(contains(build_commands(classify({"gcc", "-static", "a.o"}), kLayout, defaults, files).back(),
+                         "-Wl,-u,pthread_mutex_destroy"));
+    CHECK_FALSE(contains(build_commands(classify({"gfortran", "a.o"}), kLayout, defaults, files).back(), "-Wl,-u,pthread_mutex_destroy"));
+  }
   SECTION("clang's adapter-list compile has no -fno-instrument-functions (clang rejects it)") {
     const auto cmds = build_commands(classify({"clang", "a.o"}), kLayout, defaults, files);
     CHECK(cmds[0] == Argv{"clang", "-x", "c", "-c", "-fPIC", "/tmp/w/prof_adapters.c", "-o", "/tmp/w/prof_adapters.o"});
@@ -440,7 +545,7 @@ TEST_CASE("link commands", "[prof-wrap]") {
     const Argv relocatable{"gcc", "-static", "-r", "a.o", "b.o", "-o", "ab.o"};
     CHECK(build_commands(classify(relocatable), kLayout, defaults, files) == std::vector<Argv>{relocatable});
   }
-  SECTION("the MPI compiler wrappers are driven like GCC; Fortran ones are refused") {
+  SECTION("the MPI compiler wrappers are driven like GCC, the Fortran ones too") {
     for (const char* mpi : {"mpicc", "mpicxx", "mpic++", "mpiCC", "/usr/bin/mpicxx"}) {
       const Toolchain* tc = find_toolchain(mpi);
       REQUIRE(tc != nullptr);
@@ -472,17 +577,25 @@ TEST_CASE("link commands", "[prof-wrap]") {
     CHECK(linked_adapters(classify({"gcc", "a.o"}), gcc, force).back()->name == std::string("mpi"));
     CHECK(linked_adapters(classify({"gcc", "a.o"}), gcc, defaults).size() == 3);
     CHECK_THROWS_WITH(apply_option(force, "--mpp=shmem"), "--mpp=shmem is not one of mpi, none, auto");
-    CHECK_THROWS_WITH(build_commands(classify({"mpif90", "-c", "a.f90"}), kLayout, defaults),
-                      "'mpif90' is not supported yet (prof has no Fortran support); set PROF_WRAPPER=off to run it unwrapped");
     CHECK(build_commands(classify({"mpifort", "--version"}), kLayout, defaults) == std::vector<Argv>{{"mpifort", "--version"}});
+    for (const char* mpi : {"mpifort", "mpif90", "mpif77"}) {
+      CAPTURE(mpi);
+      const Plan plan = classify({mpi, "a.o", "-o", "app"});
+      CHECK(linked_adapters(plan, *find_toolchain(mpi), defaults).back()->name == std::string("mpi"));
+      const auto link = build_commands(plan, kLayout, defaults, files);
+      REQUIRE(link.size() == 2);
+      CHECK(link[0][0] == "gcc");  // the adapter list is C
+      CHECK(contains_run(link.back(), {"-Wl,--push-state,--no-as-needed", "-lprof_mpi", "-Wl,--pop-state", "a.o"}));
+      CHECK(contains(build_commands(classify({mpi, "-c", "a.f90"}), kLayout, defaults).back(), "-finstrument-functions"));
+    }
   }
   SECTION("an MPI library on the link line, however it is named, links the MPI adapter before it") {
     // CMake's MPI::MPI_C names libmpi by its full path (issue 14, item 4).
     const std::string libmpi = "/usr/lib/x86_64-linux-gnu/openmpi/lib/libmpi.so";
     const Plan cmake = classify({"cc", "main.o", "-o", "app", "-Wl,-rpath,/usr/lib/x86_64-linux-gnu/openmpi/lib", libmpi});
     const Toolchain& cc = *find_toolchain("cc");
-    CHECK(adapter_decisions(cmake, cc, defaults) == "compiler, user, pthread, mpi (the link names " + libmpi + "); not linked: cuda "
-                                                    "(no nvcc, .cu input, -lcudart or -lcuda)");
+    CHECK(adapter_decisions(cmake, cc, defaults) == "compiler, user, pthread, mpi (the link names " + libmpi + "); not linked: "
+                                                    "openmp (no -fopenmp), cuda (no nvcc, .cu input, -lcudart or -lcuda)");
     const Argv link = build_commands(cmake, kLayout, defaults, files).back();
     CHECK(index_of(link, "-lprof_mpi") >= 0);
     CHECK(index_of(link, "-lprof_mpi") < index_of(link, libmpi));
@@ -979,18 +1092,23 @@ TEST_CASE("CUDA programs get the CUDA adapter", "[prof-wrap][cuda]") {
   SECTION("--verbose says which adapters are linked and why") {
     const Toolchain& gxx = *find_toolchain("g++");
     CHECK(adapter_decisions(classify({"g++", "a.o"}), gxx, Options{}) ==
-          "compiler, user, pthread; not linked: mpi (no MPI compiler wrapper or MPI library on the link line), cuda (no nvcc, .cu input, -lcudart or -lcuda)");
+          "compiler, user, pthread; not linked: openmp (no -fopenmp), mpi (no MPI compiler wrapper or MPI library on the link line), "
+          "cuda (no nvcc, .cu input, -lcudart or -lcuda)");
     CHECK(adapter_decisions(classify({"mpicxx", "a.o", "-lcudart"}), *find_toolchain("mpicxx"), Options{}) ==
-          "compiler, user, pthread, mpi (mpicxx is an MPI compiler wrapper), cuda (the link has -lcudart)");
+          "compiler, user, pthread, mpi (mpicxx is an MPI compiler wrapper), cuda (the link has -lcudart); not linked: openmp (no -fopenmp)");
     CHECK(adapter_decisions(classify({"nvcc", "k.cu"}), *find_toolchain("nvcc"), Options{}) ==
-          "compiler, user, pthread, cuda (the compiler is nvcc); not linked: mpi (no MPI compiler wrapper or MPI library on the link line)");
+          "compiler, user, pthread, cuda (the compiler is nvcc); not linked: openmp (no -fopenmp), mpi (no MPI compiler wrapper or MPI "
+          "library on the link line)");
+    CHECK(adapter_decisions(classify({"mpifort", "a.o"}), *find_toolchain("mpifort"), Options{}) ==
+          "compiler, user, pthread, mpi (mpifort is an MPI compiler wrapper); not linked: openmp (no -fopenmp), cuda (no nvcc, .cu "
+          "input, -lcudart or -lcuda)");
     CHECK(adapter_decisions(classify({"g++", "m.o", "k.cu"}), gxx, Options{}).find("cuda (k.cu is CUDA source)") != std::string::npos);
     Options o;
     o.nocompiler = true;
     o.cuda = Cuda::Off;
     o.mpp = Mpp::Mpi;
     CHECK(adapter_decisions(classify({"nvcc", "k.cu"}), *find_toolchain("nvcc"), o) ==
-          "user, pthread, mpi (--mpp=mpi); not linked: compiler (--nocompiler), cuda (--nocuda)");
+          "user, pthread, mpi (--mpp=mpi); not linked: compiler (--nocompiler), openmp (no -fopenmp), cuda (--nocuda)");
     Options missing;
     missing.cuda_adapter_missing = true;
     CHECK(adapter_decisions(classify({"g++", "a.o", "-lcuda"}), gxx, missing).find(

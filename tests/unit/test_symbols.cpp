@@ -123,6 +123,31 @@ TEST_CASE("demangle", "[symbols]") {
   CHECK(demangle("") == "");
 }
 
+TEST_CASE("demangle: gfortran's module procedures", "[symbols]") {
+  using prof::symbols::demangle;
+  CHECK(demangle("__heatmod_MOD_step") == "heatmod::step");
+  CHECK(demangle("__heat_2d_MOD_solve_step") == "heat_2d::solve_step");
+  CHECK(demangle("__pmod.psub_MOD_helper") == "pmod.psub::helper");  // a submodule's own procedure
+  CHECK(demangle("__m_MOD___copy_m_Mytype") == "m::__copy_m_Mytype");  // made by gfortran
+  // Not module procedures: the main program, external and internal procedures (resolve names
+  // them from DWARF), C names that merely look alike.
+  CHECK(demangle("MAIN__") == "MAIN__");
+  CHECK(demangle("ext_") == "ext_");
+  CHECK(demangle("inner.0") == "inner.0");
+  CHECK(demangle("__Heat_MOD_step") == "__Heat_MOD_step");
+  CHECK(demangle("__heat_MOD_") == "__heat_MOD_");
+  CHECK(demangle("___MOD_step") == "___MOD_step");
+  CHECK(demangle("__libc_start_main") == "__libc_start_main");
+  CHECK(demangle("__x_MOD_a-b") == "__x_MOD_a-b");
+  // Clones keep their Fortran base.
+  using prof::symbols::base_symbol_name;
+  CHECK(base_symbol_name("__heatmod_MOD_step.constprop.0") == "__heatmod_MOD_step");
+  CHECK(base_symbol_name("__pmod.psub_MOD_helper.isra.0") == "__pmod.psub_MOD_helper");
+  CHECK(base_symbol_name("inner.0.part.0") == "inner.0");
+  CHECK(base_symbol_name("inner.0") == "inner.0");
+  CHECK(base_symbol_name("MAIN__.cold") == "MAIN__");
+}
+
 // ----- the test executable ----------------------------------------------------------------------
 
 TEST_CASE("static function in the executable", "[symbols]") {
@@ -288,6 +313,59 @@ TEST_CASE("GCC clones resolve to their base function", "[symbols]") {
 }
 
 // ----- dlopen / dlclose ------------------------------------------------------------------------
+
+TEST_CASE("Fortran procedures are named as DWARF spells them", "[symbols]") {
+#ifndef SYMFORT_DLOPEN_PATH
+  WARN("skipped: gfortran was not found when prof was configured (fixtures/symbols/libsymfort.F90 not built)");
+#else
+  void* h = dlopen(SYMFORT_DLOPEN_PATH, RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(h != nullptr);
+  const void* anchor = dlsym(h, "symfort_anchor");
+  const auto* twice_line = static_cast<const int*>(dlsym(h, "symfort_twice_line"));
+  const auto* helper_line = static_cast<const int*>(dlsym(h, "symfort_helper_line"));
+  auto ext_line = reinterpret_cast<int (*)()>(dlsym(h, "symfort_ext_line"));
+  auto prog_line = reinterpret_cast<int (*)()>(dlsym(h, "symfort_prog_line"));
+  REQUIRE(anchor != nullptr);
+  REQUIRE(twice_line != nullptr);
+  REQUIRE(helper_line != nullptr);
+  REQUIRE(ext_line != nullptr);
+  REQUIRE(prog_line != nullptr);
+  // By symbol; the internal procedure's is helper.<n>, n a counter of gfortran's.
+  auto address_of = [&](const std::string& symbol) {
+    return reinterpret_cast<const void*>(prof::symbols::symbol_address(anchor, symbol));
+  };
+  const void* helper = nullptr;
+  std::string helper_symbol;
+  for (int n = 0; n < 10 && helper == nullptr; ++n) {
+    helper_symbol = "helper." + std::to_string(n);
+    helper = address_of(helper_symbol);
+  }
+  struct Case {
+    const void* address;
+    std::string name, mangled;
+    int line;
+  };
+  const Case cases[] = {
+      {address_of("__symfort_MOD_twice"), "symfort::twice", "__symfort_MOD_twice", *twice_line},
+      {helper, "symfort::twice::helper", helper_symbol, *helper_line},
+      {anchor, "symfort::anchor", "symfort_anchor", -1},  // bind(C, name=...): DWARF's name, the binding's symbol
+      {address_of("symfort_ext_"), "symfort_ext", "symfort_ext_", ext_line()},
+      {address_of("MAIN__"), "symfort_prog", "MAIN__", prog_line()},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    REQUIRE(c.address != nullptr);
+    SymbolInfo info;
+    REQUIRE(prof::symbols::resolve(c.address, &info));
+    CHECK(info.name == c.name);
+    CHECK(info.mangled == c.mangled);
+    CHECK(ends_with(info.file, "fixtures/symbols/libsymfort.F90"));
+    if (c.line > 0) CHECK(info.line == c.line);
+    CHECK(info.entry == reinterpret_cast<std::uintptr_t>(c.address));
+  }
+  dlclose(h);
+#endif
+}
 
 TEST_CASE("functions of a dlopen'ed library, across dlclose and re-dlopen", "[symbols]") {
   const char* path = SYMFIX_DLOPEN_PATH;
