@@ -29,6 +29,11 @@ std::string program_path(const std::string& name) {
   return name;
 }
 
+bool Layout::fortran_modules_exist() const {
+  std::error_code ec;
+  return fs::exists(fortran_module_dir() + "/prof_user.mod", ec);
+}
+
 Layout layout_for_executable(const std::string& exe_path) {
   return Layout{fs::path(exe_path).lexically_normal().parent_path().parent_path().string()};
 }

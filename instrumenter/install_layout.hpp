@@ -17,6 +17,9 @@ struct Layout {
   std::string libprof_static() const { return lib_dir() + "/libprof.a"; }  ///< for -static links
   std::string instrumented_header() const { return include_dir() + "/prof/instrumented.h"; }
   std::string gcc_plugin() const { return lib_dir() + "/prof_gcc_plugin.so"; }
+  /// Fortran's prof_user.mod (built where prof was built with a Fortran compiler).
+  std::string fortran_module_dir() const { return include_dir() + "/prof/fortran"; }
+  bool fortran_modules_exist() const;
 };
 
 /// The layout for an executable at `exe_path` (".../bin/prof-wrap" → prefix "...").

@@ -348,12 +348,7 @@ int wrap(const std::vector<std::string>& args) {
   choose_instrumentation(opt, plan, layout);
 
   if (plan.links && !plan.relocatable) {
-    // Fortran objects in an MPI link: their MPI calls go through Open MPI's Fortran bindings,
-    // which call PMPI_ directly, so the MPI adapter never sees them.
     const Toolchain& tc = *toolchain_for(plan, opt);
-    bool fortran = plan.fortran || tc.language == Language::Fortran;
-    for (const auto& l : plan.libraries)
-      fortran = fortran || l == "gfortran" || l.rfind("mpi_mpifh", 0) == 0 || l.rfind("mpi_usempi", 0) == 0;
     // The CUDA adapter where prof was built without it (no CUPTI): an automatic decision goes on
     // without it, with one notice; --cuda cannot be honoured.
     for (const AdapterEntry* a : linked_adapters(plan, tc, opt)) {
@@ -382,9 +377,6 @@ int wrap(const std::vector<std::string>& args) {
                              "mpicc/mpicxx, or add --mpp=mpi (--mpp=none drops this warning)\n",
                      plan.output.value_or("a.out").c_str(), call.c_str());
     }
-    if (fortran && mpi)
-      std::fprintf(stderr, "prof-wrap: notice: this MPI link has Fortran code; its MPI calls are not recorded (Open MPI's Fortran "
-                           "bindings call PMPI_ directly, past prof's C wrappers)\n");
     // Adapters in libraries of their own (MPI, CUDA): prof must have been built with them (a
     // missing CUDA adapter was dealt with above, so only MPI's can be missing here).
     for (const AdapterEntry* a : adapters) {

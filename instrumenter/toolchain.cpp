@@ -125,10 +125,13 @@ AdapterChoice cuda_program(const Plan& p, const Toolchain& tc, const Options& o)
 AdapterChoice openmp_program(const Plan& p, const Toolchain&, const Options& o) {
   if (o.noopenmp) return {false, "--noopenmp"};
   for (const auto& a : p.argv) {
-    if (a == "-fopenmp" || a.rfind("-fopenmp=", 0) == 0 || a == "-qopenmp" || a == "-fiopenmp" || a == "-openmp")
-      return {true, "the command has " + a};
-    if (a.find("=-fopenmp") != std::string::npos || a.find(",-fopenmp") != std::string::npos)
-      return {true, "the command passes " + a};  // nvcc -Xcompiler=-fopenmp, -Xcompiler=-O2,-fopenmp
+    const bool flag = a == "-fopenmp" || a.rfind("-fopenmp=", 0) == 0 || a == "-qopenmp" || a == "-fiopenmp" || a == "-openmp";
+    // nvcc -Xcompiler=-fopenmp, -Xcompiler=-O2,-fopenmp
+    const bool passed = a.find("=-fopenmp") != std::string::npos || a.find(",-fopenmp") != std::string::npos;
+    if (!flag && !passed) continue;
+    // Its GOMP wrappers and OMPT's ompt_start_tool are libprof.so's: a -static link runs without.
+    if (p.static_link) return {false, "the command has " + a + ", but -static: the OpenMP adapter needs libprof.so"};
+    return {true, (flag ? "the command has " : "the command passes ") + a};
   }
   return {false, "no -fopenmp"};
 }
@@ -433,6 +436,9 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
   if (plan.compiles || plan.preprocess_only || plan.deps_only) {
     if (options.user) pre.push_back("-DPROF_USER_ENABLE");
     pre.push_back("-I" + layout.include_dir());
+    // Fortran's `use prof_user` (prof_user.mod, where prof was built with a Fortran compiler;
+    // gfortran warns about a missing -I folder).
+    if (plan.fortran && layout.fortran_modules_exist()) pre.push_back("-I" + layout.fortran_module_dir());
   }
 
   // A -static executable: all of libprof.a, and before the user's objects. Its static

@@ -1115,3 +1115,40 @@ TEST_CASE("CUDA programs get the CUDA adapter", "[prof-wrap][cuda]") {
               "cuda (the link has -lcuda, but prof was built without the CUDA adapter)") != std::string::npos);
   }
 }
+
+TEST_CASE("the OpenMP adapter: links with -fopenmp, not -static ones, not with --noopenmp", "[prof-wrap][openmp]") {
+  const Options defaults;
+  const auto names = [](const std::vector<const AdapterEntry*>& v) {
+    std::vector<std::string> out;
+    for (const AdapterEntry* a : v) out.push_back(a->name);
+    return out;
+  };
+  const auto has_openmp = [&](const Argv& argv, const Options& o) {
+    const Plan p = classify(argv);
+    const auto v = names(linked_adapters(p, *toolchain_for(p, o), o));
+    return std::find(v.begin(), v.end(), "openmp") != v.end();
+  };
+  for (const Argv& argv : std::vector<Argv>{{"gcc", "-fopenmp", "a.c", "-o", "app"},
+                                            {"clang", "-fopenmp=libomp", "a.o"},
+                                            {"gfortran", "-fopenmp", "a.f90"},
+                                            {"mpicc", "-O2", "-fopenmp", "a.o", "-o", "app"},
+                                            {"nvcc", "-Xcompiler=-O2,-fopenmp", "a.o"}}) {
+    CAPTURE(argv);
+    CHECK(has_openmp(argv, defaults));
+  }
+  CHECK_FALSE(has_openmp({"gcc", "a.c", "-o", "app"}, defaults));
+  CHECK_FALSE(has_openmp({"gcc", "-fopenmp-simd", "a.c"}, defaults));  // SIMD only: no runtime
+  Options no;
+  apply_option(no, "--noopenmp");
+  CHECK_FALSE(has_openmp({"gcc", "-fopenmp", "a.o"}, no));
+  const Plan st = classify({"gcc", "-static", "-fopenmp", "a.o"});
+  CHECK(adapter_decisions(st, *toolchain_for(st, defaults), defaults).find("openmp (the command has -fopenmp, but -static") !=
+        std::string::npos);
+  const Plan dyn = classify({"gcc", "-fopenmp", "a.o"});
+  CHECK(adapter_decisions(dyn, *toolchain_for(dyn, defaults), defaults) ==
+        "compiler, user, pthread, openmp (the command has -fopenmp); not linked: mpi (no MPI compiler wrapper or MPI library on the "
+        "link line), cuda (no nvcc, .cu input, -lcudart or -lcuda)");
+  // The generated list names it, so the program's runtime starts it.
+  CHECK(adapter_list_source(linked_adapters(dyn, *toolchain_for(dyn, defaults), defaults)).find("&prof_adapter_openmp") !=
+        std::string::npos);
+}
