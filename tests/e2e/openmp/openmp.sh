@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# OpenMP programs built with prof-wrap: constructs.c (serial launch) or mpi_omp.c (2 ranks x 2
-# threads under mpirun), traced and profiled, then checked by independent readers:
+# OpenMP programs built with prof-wrap: constructs.c (serial launch) or mpi_omp.c / mpi_omp.F90
+# (2 ranks x 2 threads under mpirun), traced and profiled, then checked by independent readers:
 #   otf2-print without a word on stderr and the otf2 Python module (otf2_basic_check.py), and
 #   otf2_check.py where ../shared/tools is; check_openmp.py (the otf2 module): the program's own
 #   counts of parallel regions per thread, loops, barriers, criticals, tasks, locks, fork/join
@@ -9,7 +9,8 @@
 #   consistent and the parallel region's call path has visits on every team thread.
 # Usage: openmp.sh <bin dir with prof-wrap> <work dir> <shared tools dir or ""> <case>
 #   case: <compiler>_<instrumentation>[_mpi|_metrics], e.g. gcc_plugin, gcc_functions, clang,
-#   gcc_plugin_mpi, clang_metrics (getrusage metrics per team thread: PROF_METRIC_RUSAGE)
+#   gcc_plugin_mpi, gfortran_mpi (mpi_omp.F90 with mpifort), clang_metrics (getrusage metrics
+#   per team thread: PROF_METRIC_RUSAGE)
 set -eu
 bin=$1 work=$2 tools=$3 case=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -45,7 +46,12 @@ if [ $mpi = yes ]; then
   command -v mpicc >/dev/null 2>&1 || skip "mpicc is not installed"
   command -v mpirun >/dev/null 2>&1 || skip "mpirun is not installed"
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_CC=$cc
-  "$bin/prof-wrap" $wrap_flags mpicc -O0 -g -fopenmp "$here/mpi_omp.c" -o app >build.txt 2>&1 || { cat build.txt; fail "prof-wrap mpicc -fopenmp could not build mpi_omp.c"; }
+  if [ "$cc" = gfortran ]; then
+    command -v mpifort >/dev/null 2>&1 || skip "mpifort is not installed"
+    "$bin/prof-wrap" $wrap_flags mpifort -O0 -g -fopenmp "$here/mpi_omp.F90" -o app >build.txt 2>&1 || { cat build.txt; fail "prof-wrap mpifort -fopenmp could not build mpi_omp.F90"; }
+  else
+    "$bin/prof-wrap" $wrap_flags mpicc -O0 -g -fopenmp "$here/mpi_omp.c" -o app >build.txt 2>&1 || { cat build.txt; fail "prof-wrap mpicc -fopenmp could not build mpi_omp.c"; }
+  fi
   timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 -x PROF_ENABLE_TRACING -x PROF_OPENMP_ENABLE \
     -x PROF_EXPERIMENT_DIRECTORY -x OMP_NUM_THREADS=2 ./app >out.txt 2>&1 || { cat out.txt; fail "the MPI run failed"; }
   ranks=2
@@ -63,13 +69,13 @@ tail -n 1 check.txt
 if have_cubex_check; then
   /usr/bin/python3 "$tools/cubex_check.py" exp/profile.cubex >cube.txt 2>&1 || { cat cube.txt; fail "cubex_check.py rejects the profile"; }
   tail -n 1 cube.txt
-  # The first parallel region's call path (under main) has visits on more than one thread of
-  # each rank: the team threads' columns of the same call path.
+  # The first parallel region's call path (under main: the team threads continue the forking
+  # thread's path) has visits on more than one thread of each rank.
   region=$(sed -n 's/^PROF_EXPECT enter \(!$omp parallel @[^ ]*\) .*/\1/p' out.txt | head -n 1)
   /usr/bin/python3 "$tools/cubex_check.py" exp/profile.cubex --dump >dump.txt 2>&1
-  threads=$(awk -v r="/main/$region" 'index($0, "visits") == 1 && index($0, r " ") && $NF > 0' dump.txt | wc -l)
-  [ "$threads" -ge $((2 * ranks)) ] || { grep -F "$region" dump.txt | head; fail "'main/$region' has visits on $threads thread columns, expected >= $((2 * ranks))"; }
-  echo "profile: main/$region has visits on $threads thread columns"
+  threads=$(awk -v r="/$region" 'index($0, "visits") == 1 && index($0, "/main/") && index($0, r " ") && $NF > 0' dump.txt | wc -l)
+  [ "$threads" -ge $((2 * ranks)) ] || { grep -F "$region" dump.txt | head; fail "'main/.../$region' has visits on $threads thread columns, expected >= $((2 * ranks))"; }
+  echo "profile: main/.../$region has visits on $threads thread columns"
   if [ $metrics = yes ]; then
     # every thread counted its own: the metric has values on the team threads' columns too
     cols=$(awk 'index($0, "ru_minflt") == 1 && $NF > 0' dump.txt | grep -o '([^()]* / [^()]*)' | sort -u | wc -l)
