@@ -44,8 +44,6 @@ void open_workshare(RegionId r, const void* at) {
   t_workshare_at = at;
 }
 
-
-
 void close_workshare() {
   if (!t_in_workshare) return;
   t_in_workshare = false;
@@ -78,7 +76,6 @@ struct Parallel {
   const void* ra;      // where the construct was called
   bool barrier;        // the encountering thread entered the implicit barrier
 };
-
 
 void body(void* p) {
   auto* par = static_cast<Parallel*>(p);
@@ -238,6 +235,35 @@ PROF_API PROF_NO_INSTRUMENT bool GOMP_loop_start(long start, long end, long incr
   if (recording(cfg::kOmpLoop)) open_workshare(omp::region(Construct::Loop, RA(), false), RA());
   return rf(start, end, incr, sched, chunk, is, ie, reductions, mem);
 }
+
+// Loops over unsigned long long (`up`: the direction); they end with the same GOMP_loop_end*.
+using ull = unsigned long long;
+#define PROF_GOMP_LOOP_ULL_START(sched)                                                                         \
+  static bool (*r_GOMP_loop_ull_##sched##_start)(bool, ull, ull, ull, ull, ull*, ull*);                         \
+  PROF_API PROF_NO_INSTRUMENT bool GOMP_loop_ull_##sched##_start(bool up, ull start, ull end, ull incr, ull chunk, \
+                                                                 ull* is, ull* ie) {                            \
+    auto rf = REAL(GOMP_loop_ull_##sched##_start);                                                              \
+    if (recording(cfg::kOmpLoop)) open_workshare(omp::region(Construct::Loop, RA(), false), RA());              \
+    return rf(up, start, end, incr, chunk, is, ie);                                                             \
+  }
+PROF_GOMP_LOOP_ULL_START(static)
+PROF_GOMP_LOOP_ULL_START(dynamic)
+PROF_GOMP_LOOP_ULL_START(guided)
+PROF_GOMP_LOOP_ULL_START(nonmonotonic_dynamic)
+PROF_GOMP_LOOP_ULL_START(nonmonotonic_guided)
+#undef PROF_GOMP_LOOP_ULL_START
+#define PROF_GOMP_LOOP_ULL_RUNTIME_START(sched)                                                                 \
+  static bool (*r_GOMP_loop_ull_##sched##_start)(bool, ull, ull, ull, ull*, ull*);                              \
+  PROF_API PROF_NO_INSTRUMENT bool GOMP_loop_ull_##sched##_start(bool up, ull start, ull end, ull incr, ull* is, \
+                                                                 ull* ie) {                                     \
+    auto rf = REAL(GOMP_loop_ull_##sched##_start);                                                              \
+    if (recording(cfg::kOmpLoop)) open_workshare(omp::region(Construct::Loop, RA(), false), RA());              \
+    return rf(up, start, end, incr, is, ie);                                                                    \
+  }
+PROF_GOMP_LOOP_ULL_RUNTIME_START(runtime)
+PROF_GOMP_LOOP_ULL_RUNTIME_START(nonmonotonic_runtime)
+PROF_GOMP_LOOP_ULL_RUNTIME_START(maybe_nonmonotonic_runtime)
+#undef PROF_GOMP_LOOP_ULL_RUNTIME_START
 
 PROF_API PROF_NO_INSTRUMENT void GOMP_loop_end() { end_workshare(REAL(GOMP_loop_end), true); }
 
