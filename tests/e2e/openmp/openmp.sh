@@ -10,7 +10,7 @@
 # Usage: openmp.sh <bin dir with prof-wrap> <work dir> <shared tools dir or ""> <case>
 #   case: <compiler>_<instrumentation>[_mpi|_metrics], e.g. gcc_plugin, gcc_functions, clang,
 #   gcc_plugin_mpi, gfortran_mpi (mpi_omp.F90 with mpifort), clang_metrics (getrusage metrics
-#   per team thread: PROF_METRIC_RUSAGE)
+#   per team thread: PROF_METRIC_RUSAGE, and timer sampling beside them)
 set -eu
 bin=$1 work=$2 tools=$3 case=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,7 +40,8 @@ fi
 rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
 for v in $(env | sed -n 's/^\(PROF_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export PROF_ENABLE_TRACING=true PROF_OPENMP_ENABLE=all PROF_EXPERIMENT_DIRECTORY=exp
-[ $metrics = yes ] && export PROF_METRIC_RUSAGE=ru_nvcsw,ru_minflt
+# with metrics also sampling (the timer: every machine has it), which must leave the checks true
+[ $metrics = yes ] && export PROF_METRIC_RUSAGE=ru_nvcsw,ru_minflt PROF_SAMPLING_EVENTS=timer@500
 ranks=1
 if [ $mpi = yes ]; then
   command -v mpicc >/dev/null 2>&1 || skip "mpicc is not installed"
