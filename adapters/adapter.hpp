@@ -13,7 +13,7 @@ struct prof_adapter {
   const char* name;                                 ///< "compiler", "user", "pthread"; config namespace
   int (*init)();                                    ///< after config is parsed; 0 = ok
   void (*init_location)(prof::Location* loc);       ///< a new thread's location
-  void (*finalize_location)(prof::Location* loc);   ///< the thread ends
+  void (*finalize_location)(prof::Location* loc);   ///< the thread ends (its frames still open)
   void (*finalize)();                               ///< before the writers run
 };
 }

@@ -984,20 +984,31 @@ bool creates_ignored_threads(const void* caller) {
 
 void resolve_profile_samples_locked(Location* loc);
 
+/// Closes `loc`'s open frames at the end of its thread or of measurement (`now`), or at
+/// Location::close_at where an adapter set it (with its ThreadTeamEnd); returns how many.
+std::uint32_t close_frames(Location* loc, Timestamp now) {
+  Timestamp at = now;
+  if (loc->close_at != 0 && loc->close_at < now) at = std::max(loc->close_at, loc->tracing ? loc->trace.last_time() : 0);
+  const std::uint32_t n = close_all_frames(loc, at);
+  if (loc->close_at != 0 && loc->close_team != 0 && loc->tracing) event(loc, at, RecordType::ThreadTeamEnd, loc->close_team - 1, 0);
+  return n;
+}
+
 void end_location(Location* loc) {
   State* s = g_state;
   if (!s || loc->ended) return;
   int saved = errno;
   bool was_busy = loc->busy;
   loc->busy = true;
+  // First the adapters (an OpenMP thread that never saw its team's end says when that was).
+  for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
+    if ((*a)->finalize_location) (*a)->finalize_location(loc);
   if (loc->active && g_phase.load() == static_cast<int>(Phase::Within)) {
-    Timestamp t = timer::now();
-    close_all_frames(loc, t);
+    const Timestamp t = timer::now();
+    close_frames(loc, t);
     if (loc->create_seq) event(loc, t, RecordType::ThreadEnd, 0, loc->create_seq);
   }
   metrics::thread_end(loc);
-  for (const prof_adapter* const* a = adapters::linked(); *a; ++a)
-    if ((*a)->finalize_location) (*a)->finalize_location(loc);
   sampling::thread_end(loc);
   if (!loc->tracing && loc->sample_buffer.has_chunk()) {
     std::lock_guard<std::mutex> lock(s->mutex);
@@ -1269,11 +1280,7 @@ RunCounts close_locations(const std::vector<Location*>& locs, int exit_status) {
   RunCounts c;
   for (Location* loc : locs) {
     if (!loc->ended) {
-      Timestamp at = end;
-      if (loc->close_at != 0 && loc->close_at < end) at = std::max(loc->close_at, loc->tracing ? loc->trace.last_time() : 0);
-      c.closed += close_all_frames(loc, at);
-      if (loc->close_at != 0 && loc->close_team != 0 && loc->tracing)
-        event(loc, at, RecordType::ThreadTeamEnd, loc->close_team - 1, 0);
+      c.closed += close_frames(loc, end);
       metrics::thread_end(loc);  // the calling thread's own: its last values (others keep theirs)
       if (loc->index == 0 && loc->tracing) {
         event(loc, end, RecordType::ProgramEnd, 0, static_cast<std::uint64_t>(static_cast<std::int64_t>(exit_status)));

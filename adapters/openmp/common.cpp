@@ -2,7 +2,9 @@
 // The OpenMP adapter's shared part (openmp.hpp): construct regions, fork/join events, lifecycle.
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "adapters/adapter.hpp"
 #include "adapters/lock_table.hpp"
@@ -180,6 +182,107 @@ void releasing(const void* addr) {
   if (in.loc) g_locks->releasing(in.loc, addr, false, LockModel::OpenMP);
 }
 
+namespace {
+// The latest joins by team key (a team's threads share it): a ring, so a nested team's threads
+// find their own team's join, not the outer one's.
+struct Join {
+  std::atomic<const void*> team{nullptr};
+  std::atomic<Timestamp> time{0};
+};
+constexpr unsigned kJoins = 64;
+Join g_joins[kJoins];
+std::atomic<unsigned> g_next_join{0};
+std::atomic<Timestamp> g_last_join{0};
+
+/// The join of `team` after `since`: the earliest one the ring still has, else the last join of
+/// any team after `since` (the ring overflowed), else 0.
+Timestamp join_after(const void* team, Timestamp since) {
+  Timestamp best = 0;
+  for (Join& j : g_joins) {
+    if (j.team.load(std::memory_order_acquire) != team) continue;
+    const Timestamp t = j.time.load(std::memory_order_acquire);
+    if (t > since && (best == 0 || t < best)) best = t;
+  }
+  if (best) return best;
+  const Timestamp last = g_last_join.load(std::memory_order_acquire);
+  return last > since ? last : 0;
+}
+
+struct EndBarrier {
+  Location* loc = nullptr;
+  const void* team = nullptr;
+  Timestamp since = 0;  // entered the end barrier (0: not in it)
+  Timestamp ended = 0;  // the late end's time, for the team end that follows
+  bool listed = false;
+};
+thread_local EndBarrier t_end_barrier;
+std::mutex g_waiters_mutex;
+std::vector<EndBarrier*>* g_waiters;  // leaked: threads may still run at exit
+}  // namespace
+
+void note_join(const void* team, Timestamp t) {
+  Join& j = g_joins[g_next_join.fetch_add(1, std::memory_order_relaxed) % kJoins];
+  j.time.store(0, std::memory_order_relaxed);
+  j.team.store(team, std::memory_order_release);
+  j.time.store(t, std::memory_order_release);
+  g_last_join.store(t, std::memory_order_release);
+}
+
+void end_barrier_begins(const void* team) {
+  EndBarrier& e = t_end_barrier;
+  e.since = timer::now();
+  e.team = team;
+  e.loc = tls_location;
+  if (!e.listed && e.loc) {
+    e.listed = true;
+    std::lock_guard<std::mutex> lock(g_waiters_mutex);
+    if (!g_waiters) g_waiters = new std::vector<EndBarrier*>;
+    g_waiters->push_back(&e);
+  }
+}
+
+bool in_end_barrier() { return t_end_barrier.since != 0; }
+
+Timestamp end_barrier_ends() {
+  EndBarrier& e = t_end_barrier;
+  const Timestamp join = join_after(e.team, e.since);
+  const Timestamp at = e.since && join > e.since && join < timer::now() ? join : 0;
+  e.since = 0;
+  e.ended = at;
+  return at;
+}
+
+Timestamp late_end() {
+  const Timestamp at = t_end_barrier.ended;
+  t_end_barrier.ended = 0;
+  return at;
+}
+
+namespace {
+/// A thread still in its end barrier: its frames close at its team's join, with a team end.
+/// `now`: a thread that ends has passed the barrier; its team's join may not be noted yet (a
+/// nested team's threads exit as soon as it is over).
+void close_at_join(EndBarrier& e, Timestamp now) {
+  const Timestamp join = e.since && e.loc ? join_after(e.team, e.since) : 0;
+  if (!join && !now) return;
+  e.loc->close_at = join ? join : now;
+  e.loc->close_team = g_team_comm + 1;
+  e.since = 0;
+}
+}  // namespace
+
+void close_waiting_threads() {
+  std::lock_guard<std::mutex> lock(g_waiters_mutex);
+  if (!g_waiters) return;
+  for (EndBarrier* e : *g_waiters) close_at_join(*e, 0);
+}
+
+void thread_ends(Location* loc) {
+  // libgomp ends pool threads it no longer needs (a smaller team, a nested team's threads).
+  std::lock_guard<std::mutex> lock(g_waiters_mutex);
+  if (t_end_barrier.loc == loc && t_end_barrier.since) close_at_join(t_end_barrier, timer::now());
+}
+
 }  // namespace prof::openmp
 
 namespace {
@@ -206,6 +309,8 @@ int adapter_init() {
 void adapter_finalize() {
   prof::openmp::g_gomp_on.store(false, std::memory_order_release);
   prof::openmp::ompt_adapter_stop();
+  // Team threads still in the barrier of their last team: it ended at that team's join.
+  prof::openmp::close_waiting_threads();
 }
 
 }  // namespace
@@ -217,5 +322,7 @@ void prof::openmp::ompt_adapter_stop() {}
 #endif
 
 extern "C" {
-const prof_adapter prof_adapter_openmp = {"openmp", &adapter_init, nullptr, nullptr, &adapter_finalize};
+void finalize_location(prof::Location* loc) { prof::openmp::thread_ends(loc); }
+
+const prof_adapter prof_adapter_openmp = {"openmp", &adapter_init, nullptr, &finalize_location, &adapter_finalize};
 }

@@ -4,13 +4,12 @@
 // next definition (dlsym RTLD_NEXT); prof-wrap links libprof before libgomp.
 //
 // What this path sees: parallel regions (GOMP_parallel*, the combined parallel loop and
-// sections), worksharing loops with dynamic, guided or runtime schedules (GOMP_loop_*; a static
+// sections) with every thread's implicit barrier at their end, worksharing loops with dynamic, guided or runtime schedules (GOMP_loop_*; a static
 // schedule is computed inline and only its closing barrier is a call), sections, the entry of
 // single, barriers (GCC emits the same GOMP_barrier for explicit ones and for the implicit
 // barrier after a worksharing construct), critical (named too), atomic regions done by lock,
 // tasks (creation and execution), taskwait, taskgroup and the omp_*_lock API. Not seen: master
-// and masked (inline thread-number tests), the end of a single's body, and the workers' wait at
-// the end of a parallel region (inside libgomp; the encountering thread's is its implicit barrier).
+// and masked (inline thread-number tests), the end of a single's body.
 #include <cstdint>
 #include <cstring>
 
@@ -62,10 +61,12 @@ void end_workshare(void (*end)(), bool barrier) {
   close_workshare();
 }
 
-// A parallel region's body on each team thread: team begin, the region, the body, team end.
-// The encountering thread entered its region before the call; after its body it enters the
-// implicit barrier, which lasts until GOMP_parallel returns (libgomp's join). The other threads
-// wait for the join inside libgomp, after their region: not seen.
+// A parallel region's body on each team thread: team begin, the region, the body, and the
+// implicit barrier at the end. The encountering thread entered its region before the call; its
+// barrier lasts until GOMP_parallel returns (libgomp's join). The other threads wait for the
+// join inside libgomp, which does not say when it ended: their barrier, region and team end
+// are written when they next run a body, dated at the team's join (openmp.hpp: note_join), or
+// at the end of measurement.
 struct Parallel {
   void (*fn)(void*);
   void* data;
@@ -77,9 +78,27 @@ struct Parallel {
   bool barrier;        // the encountering thread entered the implicit barrier
 };
 
+// A team thread's region whose end barrier has not been seen to end.
+struct Pending {
+  RegionId region, barrier;
+  bool in_region, in_barrier;
+  bool active = false;
+};
+thread_local Pending t_pending;
+
+void finish_pending() {
+  if (!t_pending.active) return;
+  t_pending.active = false;
+  const prof::Timestamp at = omp::end_barrier_ends();
+  if (t_pending.in_barrier) omp::leave(t_pending.barrier, at);
+  if (t_pending.in_region) omp::leave(t_pending.region, at);
+  omp::team_end(at);
+}
+
 void body(void* p) {
   auto* par = static_cast<Parallel*>(p);
   const bool master = prof::tls_location != nullptr && prof::tls_location == par->master;
+  finish_pending();
   const RegionId saved_ws = t_workshare;
   const bool saved_in = t_in_workshare;
   const void* saved_at = t_workshare_at;
@@ -92,7 +111,11 @@ void body(void* p) {
   if (par->workshare) open_workshare(par->workshare, par->ra);
   par->fn(par->data);
   close_workshare();
-  if (!master) {
+  if (!master && in && omp::on(prof::config::kOmpBarrier)) {
+    const RegionId barrier = omp::region(Construct::ImplicitBarrier, par->ra, false);
+    t_pending = Pending{par->region, barrier, in, omp::enter(barrier), true};
+    omp::end_barrier_begins(par);
+  } else if (!master) {
     if (in) omp::leave(par->region);
     omp::team_end();
   } else if (omp::on(prof::config::kOmpBarrier)) {
@@ -114,6 +137,7 @@ void parallel(void (*fn)(void*), void* data, unsigned threads, Construct ws, con
   const bool in = omp::enter(par.region);
   par.master = prof::tls_location;  // made by the events above on a thread's first use
   run(&body, &par);
+  omp::note_join(&par, prof::timer::now());
   if (par.barrier) omp::leave(omp::region(Construct::ImplicitBarrier, ra, false));
   if (in) omp::leave(par.region);
   omp::team_end();

@@ -8,8 +8,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
-#include <vector>
 
 #include "adapters/adapter.hpp"
 #include "adapters/openmp/openmp.hpp"
@@ -51,55 +49,6 @@ struct Open {
 };
 thread_local Open t_open;
 
-// libomp reports the end of a worker's barrier at the end of a parallel region (and the end of
-// its implicit task) only when the worker is released for the next region, or never for the
-// last one. Such a worker's barrier ended when the team joined: the encountering thread's
-// parallel_end, whose time is kept here. Workers still waiting at the end close their frames
-// then (Location::close_at).
-// The latest joins by parallel data (a team's threads share its ompt_data_t): a ring, so a
-// nested team's workers find their own team's join, not the outer one's.
-struct Join {
-  std::atomic<const void*> team{nullptr};
-  std::atomic<prof::Timestamp> time{0};
-};
-constexpr unsigned kJoins = 64;
-Join g_joins[kJoins];
-std::atomic<unsigned> g_next_join{0};
-std::atomic<prof::Timestamp> g_last_join{0};
-
-void note_join(const void* team, prof::Timestamp t) {
-  Join& j = g_joins[g_next_join.fetch_add(1, std::memory_order_relaxed) % kJoins];
-  j.time.store(0, std::memory_order_relaxed);
-  j.team.store(team, std::memory_order_release);
-  j.time.store(t, std::memory_order_release);
-  g_last_join.store(t, std::memory_order_release);
-}
-
-/// The join of `team` after `since`: the earliest one the ring still has, else the last join of
-/// any team after `since` (the ring overflowed), else 0.
-prof::Timestamp join_after(const void* team, prof::Timestamp since) {
-  prof::Timestamp best = 0;
-  for (Join& j : g_joins) {
-    if (j.team.load(std::memory_order_acquire) != team) continue;
-    const prof::Timestamp t = j.time.load(std::memory_order_acquire);
-    if (t > since && (best == 0 || t < best)) best = t;
-  }
-  if (best) return best;
-  const prof::Timestamp last = g_last_join.load(std::memory_order_acquire);
-  return last > since ? last : 0;
-}
-
-struct EndBarrier {
-  prof::Location* loc = nullptr;
-  const void* team = nullptr;  // its parallel data
-  prof::Timestamp since = 0;  // entered the end barrier (0: not in it)
-  prof::Timestamp ended = 0;  // the late end's time, for the implicit task's end that follows
-  bool listed = false;
-};
-thread_local EndBarrier t_end_barrier;
-std::mutex g_waiters_mutex;
-std::vector<EndBarrier*>* g_waiters;  // leaked: threads may still run at exit
-
 // parallel_data->ptr: a Fork in the encountering thread's storage (one per nesting level),
 // which its team reads while the region runs.
 struct Fork {
@@ -126,7 +75,7 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel,
 void on_parallel_end(ompt_data_t* parallel, ompt_data_t*, int, const void*) {
   if (t_fork_depth > 0) --t_fork_depth;
   if (!recording(cfg::kOmpParallel) || !parallel->ptr) return;
-  note_join(parallel, prof::timer::now());
+  omp::note_join(parallel, prof::timer::now());
   omp::join();
 }
 
@@ -137,35 +86,11 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, omp
     omp::team_begin(f ? f->path : nullptr);
     t_open.push(omp::region(Construct::Parallel, f ? f->codeptr : nullptr, false));
   } else {
-    const prof::Timestamp at = t_end_barrier.ended;
-    t_end_barrier.ended = 0;
+    // after a late barrier end (end_barrier_ends): the same time
+    const prof::Timestamp at = omp::late_end();
     t_open.pop(at);
     omp::team_end(at);
   }
-}
-
-void end_barrier_begins(const void* team, const prof::Timestamp t) {
-  EndBarrier& e = t_end_barrier;
-  e.since = t;
-  e.team = team;
-  e.loc = prof::tls_location;
-  if (!e.listed && e.loc) {
-    e.listed = true;
-    std::lock_guard<std::mutex> lock(g_waiters_mutex);
-    if (!g_waiters) g_waiters = new std::vector<EndBarrier*>;
-    g_waiters->push_back(&e);
-  }
-}
-
-/// The time the end barrier ended: the team's join when it came after the barrier began and
-/// before now (the report is late), else now (0).
-prof::Timestamp end_barrier_ends() {
-  EndBarrier& e = t_end_barrier;
-  const prof::Timestamp join = join_after(e.team, e.since);
-  const prof::Timestamp at = e.since && join > e.since && join < prof::timer::now() ? join : 0;
-  e.since = 0;
-  e.ended = at;
-  return at;
 }
 
 void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, std::uint64_t, const void* codeptr) {
@@ -204,10 +129,10 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
   if (endpoint == ompt_scope_begin) {
     if (!codeptr) codeptr = codeptr_of(parallel);
     t_open.push(omp::region(c, codeptr, false));
-    if (end_of_parallel) end_barrier_begins(parallel, prof::timer::now());
+    if (end_of_parallel) omp::end_barrier_begins(parallel);
   } else {
     // (the end callback may name another code address than the begin did)
-    t_open.pop(t_end_barrier.since ? end_barrier_ends() : 0);
+    t_open.pop(omp::in_end_barrier() ? omp::end_barrier_ends() : 0);
   }
 }
 
@@ -318,17 +243,7 @@ ompt_start_tool_result_t g_tool = {&initialize, &finalize, {0}};
 
 namespace prof::openmp {
 void ompt_adapter_ready() { g_ompt_on.store(g_ompt_started.load(std::memory_order_acquire) && g_enabled != 0, std::memory_order_release); }
-void ompt_adapter_stop() {
-  g_ompt_on.store(false, std::memory_order_release);
-  // Workers still in the barrier of their last team: it ended at the last join.
-  std::lock_guard<std::mutex> lock(g_waiters_mutex);
-  if (!g_waiters) return;
-  for (EndBarrier* e : *g_waiters)
-    if (const Timestamp join = e->since && e->loc ? join_after(e->team, e->since) : 0) {
-      e->loc->close_at = join;
-      e->loc->close_team = g_team_comm + 1;
-    }
-}
+void ompt_adapter_stop() { g_ompt_on.store(false, std::memory_order_release); }
 }  // namespace prof::openmp
 
 extern "C" PROF_API PROF_NO_INSTRUMENT ompt_start_tool_result_t* ompt_start_tool(unsigned, const char*) {

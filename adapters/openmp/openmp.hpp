@@ -65,6 +65,25 @@ void team_begin(const void* path);
 /// The calling thread's current call path (profile), for team_begin on the others.
 const void* call_path();
 void team_end(Timestamp at = 0);
+// The barrier at the end of a parallel region, on a team thread whose runtime does not say when
+// it ended (libgomp: never; libomp: only when the thread is released for its next region). It
+// ended when the team joined: the encountering thread notes that time (note_join), the team
+// thread dates its late end by it, and threads still waiting at the end of measurement close
+// their frames then (Location::close_at).
+/// The encountering thread: `team` (a key the team shares) joined at `t`.
+void note_join(const void* team, Timestamp t);
+/// The calling thread entered its end barrier (its region is open) of `team`, now.
+void end_barrier_begins(const void* team);
+bool in_end_barrier();
+/// The calling thread's end barrier is over: the time it ended (the team's join, when that came
+/// after the barrier began and before now; else 0: now). late_end() gives it again, once.
+Timestamp end_barrier_ends();
+Timestamp late_end();
+/// At finalize: the threads still in their end barrier close their frames at their team's join.
+void close_waiting_threads();
+/// The calling thread ends (its location `loc`): the same for it, if it is in its end barrier.
+void thread_ends(Location* loc);
+
 /// Lock events (paradigm OpenMP) for the lock at `addr`.
 void acquired(const void* addr);
 void releasing(const void* addr);

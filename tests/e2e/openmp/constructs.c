@@ -98,12 +98,10 @@ int main(void) {
   expect_at("", "for", l_dyn, 2);
   expect_at("", "for", l_par2, 3);
   expect_at("", "barrier", l_bar, 2);
-  /* the barrier at the end of a parallel region: every thread's with OMPT, the encountering
-     thread's with libgomp (its workers wait inside the runtime) */
-  expect_at("ompt:", "implicit barrier", l_par, 2);
-  expect_at("gomp:", "implicit barrier", l_par, 1);
-  expect_at("ompt:", "implicit barrier", l_inner, 4);
-  expect_at("gomp:", "implicit barrier", l_inner, 2);
+  /* the barrier at the end of a parallel region, on every thread of the team (a worker's end
+     is reported late by libomp and not at all by libgomp: dated at the team's join) */
+  expect_at("", "implicit barrier", l_par, 2);
+  expect_at("", "implicit barrier", l_inner, 4);
   expect("event ThreadFork", forks);
   expect("event ThreadJoin", forks);
   expect("enter !$omp critical @", critical);
