@@ -74,13 +74,15 @@ TEST_CASE("every default parses and load() with no environment applies them", "[
 }
 
 TEST_CASE("the tables are well formed", "[config]") {
-  REQUIRE(tables().size() == 4);
+  REQUIRE(tables().size() == 5);
   CHECK(std::string(tables()[0].ns).empty());
   CHECK(std::string(tables()[1].ns) == "PTHREAD");
   CHECK(std::string(tables()[2].ns) == "MPI");
   CHECK(env_name(tables()[2], kMpiVars[0]) == "PROF_MPI_ENABLE_GROUPS");
   CHECK(std::string(tables()[3].ns) == "CUDA");
   CHECK(env_name(tables()[3], kCudaVars[0]) == "PROF_CUDA_ENABLE");
+  CHECK(std::string(tables()[4].ns) == "OPENMP");
+  CHECK(env_name(tables()[4], kOpenMPVars[0]) == "PROF_OPENMP_ENABLE");
   CHECK(env_name(tables()[0], kCoreVars[0]) == "PROF_ENABLE_PROFILING");
   CHECK(env_name(tables()[1], kPthreadVars[0]) == "PROF_PTHREAD_ENABLE");
   std::set<std::string> names;
@@ -430,7 +432,8 @@ TEST_CASE("cfg_file_text lists every variable and quotes strings for sh", "[conf
         "PROF_MPI_FINALIZE_TIMEOUT=60\n"
         "PROF_MPI_DEBUG_CLOCK_SKEW=''\n"
         "PROF_CUDA_ENABLE=runtime,kernel,memcpy,memset,sync,nvtx\n"
-        "PROF_CUDA_BUFFER=8M\n");
+        "PROF_CUDA_BUFFER=8M\n"
+        "PROF_OPENMP_ENABLE=parallel,barrier,loop,sync,task\n");
   reset();
   CHECK(cfg_file_text().find("PROF_EXPERIMENT_DIRECTORY=''\n") != std::string::npos);
 }

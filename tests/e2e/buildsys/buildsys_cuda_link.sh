@@ -67,7 +67,7 @@ links gxx_cu prof_cuda
 says gxx_cu 'cuda (k.cu is CUDA source)'
 dry gxx g++ x.o -o x
 links_not gxx prof_cuda
-says gxx 'not linked: mpi (no MPI compiler wrapper or MPI library on the link line), cuda ('
+says gxx 'not linked: openmp (no -fopenmp), mpi (no MPI compiler wrapper or MPI library on the link line), cuda ('
 dry nocuda --nocuda nvcc x.cu -o x
 links_not nocuda prof_cuda
 says nocuda 'cuda (--nocuda)'
