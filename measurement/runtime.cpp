@@ -991,6 +991,9 @@ std::uint32_t close_frames(Location* loc, Timestamp now) {
   if (loc->close_at != 0 && loc->close_at < now) at = std::max(loc->close_at, loc->tracing ? loc->trace.last_time() : 0);
   const std::uint32_t n = close_all_frames(loc, at);
   if (loc->close_at != 0 && loc->close_team != 0 && loc->tracing) event(loc, at, RecordType::ThreadTeamEnd, loc->close_team - 1, 0);
+  // Used once: a thread that takes this location later (PROF_PTHREAD_REUSE_AFTER) starts clean.
+  loc->close_at = 0;
+  loc->close_team = 0;
   return n;
 }
 
