@@ -40,6 +40,9 @@ fi
 rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
 for v in $(env | sed -n 's/^\(PROF_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export PROF_ENABLE_TRACING=true PROF_OPENMP_ENABLE=all PROF_EXPERIMENT_DIRECTORY=exp
+# -finstrument-functions' case also with locations reused early: libgomp ends the nested teams'
+# threads, later ones take their parked locations (a location's late team end must not carry over)
+[ "$rest" = _functions ] && export PROF_PTHREAD_REUSE_AFTER=2
 # with metrics also sampling (the timer: every machine has it), which must leave the checks true
 [ $metrics = yes ] && export PROF_METRIC_RUSAGE=ru_nvcsw,ru_minflt PROF_SAMPLING_EVENTS=timer@500
 ranks=1
