@@ -46,7 +46,7 @@ struct Slot {
 constexpr std::uint32_t kSlots = 1u << 12;
 Slot g_cache[kSlots];
 
-RegionId define_construct(Construct c, const void* where, bool entry, const char* name) {
+RegionId define_construct(Construct c, const void* where, bool entry) {
   const ConstructInfo& info = kConstructs[static_cast<int>(c)];
   regions::RegionDef d;
   d.paradigm = regions::Paradigm::OpenMP;
@@ -57,7 +57,6 @@ RegionId define_construct(Construct c, const void* where, bool entry, const char
   const void* at = entry ? where : static_cast<const char*>(where) - 1;
   if (!where || !symbols::source_position(at, &file, &line)) line = -1;
   d.name = std::string("!$omp ") + info.keyword;
-  if (name && *name) d.name += std::string(" (") + name + ")";
   if (line > 0) {
     const auto slash = file.rfind('/');
     d.name += " @" + (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" + std::to_string(line);
@@ -79,8 +78,7 @@ using Scope = InProf;
 
 }  // namespace
 
-RegionId region(Construct c, const void* where, bool entry, const char* name) {
-  if (name && *name) return define_construct(c, where, entry, name);  // named criticals: rare, by name
+RegionId region(Construct c, const void* where, bool entry) {
   const std::uintptr_t key = (reinterpret_cast<std::uintptr_t>(where) << 5) | static_cast<std::uintptr_t>(c);
   const auto h = static_cast<std::uint32_t>((key * 0x9E3779B97F4A7C15ull) >> 52);
   for (std::uint32_t n = 0; n < 64; ++n) {
@@ -92,21 +90,31 @@ RegionId region(Construct c, const void* where, bool entry, const char* name) {
       break;  // another thread is defining it: define (the registry finds the identical one)
     }
     if (k == 0) {
-      const RegionId r = define_construct(c, where, entry, nullptr);
+      const RegionId r = define_construct(c, where, entry);
       std::uintptr_t expected = 0;
       if (s.key.compare_exchange_strong(expected, key, std::memory_order_acq_rel)) s.region.store(r + 1, std::memory_order_release);
       return r;
     }
   }
-  return define_construct(c, where, entry, nullptr);
+  return define_construct(c, where, entry);
 }
 
-RegionId api_region(const char* name) {
-  regions::RegionDef d;
-  d.name = d.canonical = name;
-  d.paradigm = regions::Paradigm::OpenMP;
-  d.role = Role::Wrapper;
-  return regions::define(std::move(d));
+RegionId lock_region(LockCall call) {
+  static const char* const kNames[] = {"omp_set_lock",      "omp_unset_lock",      "omp_test_lock",
+                                       "omp_set_nest_lock", "omp_unset_nest_lock", "omp_test_nest_lock"};
+  static_assert(sizeof kNames / sizeof *kNames == static_cast<std::size_t>(LockCall::Count), "one name per call");
+  static RegionId ids[static_cast<int>(LockCall::Count)];
+  static std::atomic<bool> defined[static_cast<int>(LockCall::Count)];
+  const int i = static_cast<int>(call);
+  if (!defined[i].load(std::memory_order_acquire)) {
+    regions::RegionDef d;
+    d.name = d.canonical = kNames[i];
+    d.paradigm = regions::Paradigm::OpenMP;
+    d.role = Role::Wrapper;
+    ids[i] = regions::define(std::move(d));  // two threads at once: the same region
+    defined[i].store(true, std::memory_order_release);
+  }
+  return ids[i];
 }
 
 bool enter(RegionId r) {

@@ -340,28 +340,7 @@ namespace {
 
 // Regions that span several calls (taskgroup, critical, atomic, ordered): entered at the
 // first, left at the last; a thread's open ones nest.
-struct Open {
-  RegionId r[16];
-  bool in[16];
-  int n = 0;
-};
-thread_local Open t_open;
-
-void open_region(RegionId r) {
-  const bool in = omp::enter(r);
-  if (t_open.n < 16) {
-    t_open.r[t_open.n] = r;
-    t_open.in[t_open.n++] = in;
-  } else if (in) {
-    omp::leave(r);  // deeper than 16: the region is left at once rather than never
-  }
-}
-
-void close_region() {
-  if (t_open.n == 0) return;
-  --t_open.n;
-  if (t_open.in[t_open.n]) omp::leave(t_open.r[t_open.n]);
-}
+thread_local omp::RegionStack t_open;
 
 }  // namespace
 
@@ -369,7 +348,7 @@ extern "C" {
 
 PROF_API PROF_NO_INSTRUMENT void GOMP_taskgroup_start() {
   auto rf = REAL(GOMP_taskgroup_start);
-  if (recording(cfg::kOmpTask)) open_region(omp::region(Construct::Taskgroup, RA(), false));
+  if (recording(cfg::kOmpTask)) t_open.push(omp::region(Construct::Taskgroup, RA(), false));
   rf();
 }
 
@@ -377,7 +356,7 @@ PROF_API PROF_NO_INSTRUMENT void GOMP_taskgroup_end() {
   auto rf = REAL(GOMP_taskgroup_end);
   const bool rec = recording(cfg::kOmpTask);
   rf();
-  if (rec) close_region();
+  if (rec) t_open.pop();
 }
 
 }  // extern "C"
@@ -396,7 +375,7 @@ extern "C" {
 #define PROF_LOCKED_START(fn, construct, lock, ...)                          \
   auto rf = REAL(fn);                                                        \
   if (!recording(cfg::kOmpSync)) return rf(__VA_ARGS__);                     \
-  open_region(omp::region(construct, RA(), false));                          \
+  t_open.push(omp::region(construct, RA(), false));                          \
   rf(__VA_ARGS__);                                                           \
   omp::acquired(lock)
 #define PROF_LOCKED_END(fn, lock, ...)                                       \
@@ -404,7 +383,7 @@ extern "C" {
   if (!recording(cfg::kOmpSync)) return rf(__VA_ARGS__);                     \
   omp::releasing(lock);                                                      \
   rf(__VA_ARGS__);                                                           \
-  close_region()
+  t_open.pop()
 
 PROF_API PROF_NO_INSTRUMENT void GOMP_critical_start() { PROF_LOCKED_START(GOMP_critical_start, Construct::Critical, &g_unnamed_critical); }
 PROF_API PROF_NO_INSTRUMENT void GOMP_critical_end() { PROF_LOCKED_END(GOMP_critical_end, &g_unnamed_critical); }
@@ -476,39 +455,28 @@ using test_fn = int (*)(void*);
 lock_fn r_omp_set_lock, r_omp_unset_lock, r_omp_set_nest_lock, r_omp_unset_nest_lock;
 test_fn r_omp_test_lock, r_omp_test_nest_lock;
 
-RegionId lock_region(int which) {
-  static const char* const kNames[] = {"omp_set_lock", "omp_unset_lock", "omp_test_lock",
-                                       "omp_set_nest_lock", "omp_unset_nest_lock", "omp_test_nest_lock"};
-  static RegionId ids[6];
-  static std::atomic<bool> defined[6];
-  if (!defined[which].load(std::memory_order_acquire)) {
-    ids[which] = omp::api_region(kNames[which]);  // two threads at once: the same region
-    defined[which].store(true, std::memory_order_release);
-  }
-  return ids[which];
-}
 
-void set_lock(lock_fn rf, void* lock, int which) {
+void set_lock(lock_fn rf, void* lock, omp::LockCall which) {
   if (!recording(cfg::kOmpLock)) return rf(lock);
-  const RegionId r = lock_region(which);
+  const RegionId r = omp::lock_region(which);
   const bool in = omp::enter(r);
   rf(lock);
   omp::acquired(lock);
   if (in) omp::leave(r);
 }
 
-void unset_lock(lock_fn rf, void* lock, int which) {
+void unset_lock(lock_fn rf, void* lock, omp::LockCall which) {
   if (!recording(cfg::kOmpLock)) return rf(lock);
-  const RegionId r = lock_region(which);
+  const RegionId r = omp::lock_region(which);
   const bool in = omp::enter(r);
   omp::releasing(lock);
   rf(lock);
   if (in) omp::leave(r);
 }
 
-int test_lock(test_fn rf, void* lock, int which) {
+int test_lock(test_fn rf, void* lock, omp::LockCall which) {
   if (!recording(cfg::kOmpLock)) return rf(lock);
-  const RegionId r = lock_region(which);
+  const RegionId r = omp::lock_region(which);
   const bool in = omp::enter(r);
   const int got = rf(lock);  // omp_test_lock: 0 or 1; omp_test_nest_lock: the new nesting count
   if (got) omp::acquired(lock);
@@ -520,11 +488,11 @@ int test_lock(test_fn rf, void* lock, int which) {
 
 extern "C" {
 
-PROF_API PROF_NO_INSTRUMENT void omp_set_lock(void* l) { set_lock(REAL(omp_set_lock), l, 0); }
-PROF_API PROF_NO_INSTRUMENT void omp_unset_lock(void* l) { unset_lock(REAL(omp_unset_lock), l, 1); }
-PROF_API PROF_NO_INSTRUMENT int omp_test_lock(void* l) { return test_lock(REAL(omp_test_lock), l, 2); }
-PROF_API PROF_NO_INSTRUMENT void omp_set_nest_lock(void* l) { set_lock(REAL(omp_set_nest_lock), l, 3); }
-PROF_API PROF_NO_INSTRUMENT void omp_unset_nest_lock(void* l) { unset_lock(REAL(omp_unset_nest_lock), l, 4); }
-PROF_API PROF_NO_INSTRUMENT int omp_test_nest_lock(void* l) { return test_lock(REAL(omp_test_nest_lock), l, 5); }
+PROF_API PROF_NO_INSTRUMENT void omp_set_lock(void* l) { set_lock(REAL(omp_set_lock), l, omp::LockCall::Set); }
+PROF_API PROF_NO_INSTRUMENT void omp_unset_lock(void* l) { unset_lock(REAL(omp_unset_lock), l, omp::LockCall::Unset); }
+PROF_API PROF_NO_INSTRUMENT int omp_test_lock(void* l) { return test_lock(REAL(omp_test_lock), l, omp::LockCall::Test); }
+PROF_API PROF_NO_INSTRUMENT void omp_set_nest_lock(void* l) { set_lock(REAL(omp_set_nest_lock), l, omp::LockCall::SetNest); }
+PROF_API PROF_NO_INSTRUMENT void omp_unset_nest_lock(void* l) { unset_lock(REAL(omp_unset_nest_lock), l, omp::LockCall::UnsetNest); }
+PROF_API PROF_NO_INSTRUMENT int omp_test_nest_lock(void* l) { return test_lock(REAL(omp_test_nest_lock), l, omp::LockCall::TestNest); }
 
 }  // extern "C"

@@ -24,30 +24,9 @@ std::atomic<bool> g_ompt_on{false};
 
 inline bool recording(std::uint64_t feature) { return g_ompt_on.load(std::memory_order_relaxed) && omp::on(feature); }
 
-// A thread's open OpenMP regions (parallel, worksharing, sync, critical...): what its begin
-// callbacks entered, left by the matching end callbacks (which do not always say where they
-// were: a worker's implicit task end has no parallel data).
-struct Open {
-  static constexpr int kMax = 32;
-  RegionId r[kMax];
-  bool in[kMax];
-  int n = 0;
-  void push(RegionId region) {
-    const bool entered = omp::enter(region);
-    if (n < kMax) {
-      r[n] = region;
-      in[n++] = entered;
-    } else if (entered) {
-      omp::leave(region);  // deeper than kMax: left at once rather than never
-    }
-  }
-  void pop(prof::Timestamp at = 0) {
-    if (n == 0) return;
-    --n;
-    if (in[n]) omp::leave(r[n], at);
-  }
-};
-thread_local Open t_open;
+// A thread's open OpenMP regions (parallel, worksharing, sync, critical...): the end callbacks
+// do not always say which (a worker's implicit task end has no parallel data).
+thread_local omp::RegionStack t_open;
 
 // parallel_data->ptr: a Fork in the encountering thread's storage (one per nesting level),
 // which its team reads while the region runs.
@@ -152,22 +131,12 @@ bool is_test(ompt_mutex_t kind) { return kind == ompt_mutex_test_lock || kind ==
 
 bool mutex_recorded(ompt_mutex_t kind) { return recording(is_lock(kind) ? cfg::kOmpLock : cfg::kOmpSync); }
 
-RegionId api(int which) {
-  static const char* const kNames[] = {"omp_set_lock", "omp_set_nest_lock", "omp_unset_lock", "omp_unset_nest_lock"};
-  static RegionId ids[4];
-  static std::atomic<bool> defined[4];
-  if (!defined[which].load(std::memory_order_acquire)) {
-    ids[which] = omp::api_region(kNames[which]);
-    defined[which].store(true, std::memory_order_release);
-  }
-  return ids[which];
-}
 
 void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t, const void* codeptr) {
   if (!mutex_recorded(kind) || is_test(kind)) return;
   switch (kind) {
-    case ompt_mutex_lock: t_open.push(api(0)); break;
-    case ompt_mutex_nest_lock: t_open.push(api(1)); break;
+    case ompt_mutex_lock: t_open.push(omp::lock_region(omp::LockCall::Set)); break;
+    case ompt_mutex_nest_lock: t_open.push(omp::lock_region(omp::LockCall::SetNest)); break;
     case ompt_mutex_atomic: t_open.push(omp::region(Construct::Atomic, codeptr, false)); break;
     case ompt_mutex_ordered: t_open.push(omp::region(Construct::Ordered, codeptr, false)); break;
     default: t_open.push(omp::region(Construct::Critical, codeptr, false)); break;
@@ -183,7 +152,8 @@ void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void*) {
 void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void*) {
   if (!mutex_recorded(kind)) return;
   if (is_lock(kind)) {
-    const RegionId r = api(kind == ompt_mutex_nest_lock || kind == ompt_mutex_test_nest_lock ? 3 : 2);
+    const RegionId r = omp::lock_region(kind == ompt_mutex_nest_lock || kind == ompt_mutex_test_nest_lock ? omp::LockCall::UnsetNest
+                                                                                                       : omp::LockCall::Unset);
     const bool in = omp::enter(r);
     omp::releasing(reinterpret_cast<const void*>(wait_id));
     if (in) omp::leave(r);

@@ -26,13 +26,14 @@ enum class Construct : std::uint8_t {
 
 /// The region of construct `c` at a code address. `where` is a function entry (`entry`: the
 /// compiler's outlined body, whose first line is the pragma's) or a return address (the line
-/// of the runtime call the construct made). `name`: a critical section's name, or nullptr.
-/// Cached per (construct, address) without locks; the first use resolves the source position
-/// (locks, allocates).
-RegionId region(Construct c, const void* where, bool entry, const char* name = nullptr);
+/// of the runtime call the construct made). Cached per (construct, address) without locks; the
+/// first use resolves the source position (locks, allocates).
+RegionId region(Construct c, const void* where, bool entry);
 
-/// The region of an OpenMP API function (omp_set_lock, ...): by name, paradigm OpenMP.
-RegionId api_region(const char* name);
+/// The OpenMP lock API's functions, as regions (paradigm OpenMP, named as the functions).
+enum class LockCall : std::uint8_t { Set, Unset, Test, SetNest, UnsetNest, TestNest, Count };
+/// Defined on first use; any thread.
+RegionId lock_region(LockCall call);
 
 /// Bits of PROF_OPENMP_ENABLE once the adapter initialised, else 0.
 extern std::uint64_t g_enabled;
@@ -83,6 +84,34 @@ Timestamp late_end();
 void close_waiting_threads();
 /// The calling thread ends (its location `loc`): the same for it, if it is in its end barrier.
 void thread_ends(Location* loc);
+
+/// A thread's open construct regions that span several runtime calls or callbacks (entered at
+/// one, left at another): what each begin entered, so the matching end leaves it, also where the
+/// end does not say which (a worker's implicit task end under OMPT, GOMP_critical_end).
+class RegionStack {
+ public:
+  void push(RegionId region) {
+    const bool entered = enter(region);
+    if (n_ < kMax) {
+      r_[n_] = region;
+      in_[n_++] = entered;
+    } else if (entered) {
+      leave(region);  // deeper than kMax: left at once rather than never
+    }
+  }
+  /// `at`: as for leave().
+  void pop(Timestamp at = 0) {
+    if (n_ == 0) return;
+    --n_;
+    if (in_[n_]) leave(r_[n_], at);
+  }
+
+ private:
+  static constexpr int kMax = 32;
+  RegionId r_[kMax];
+  bool in_[kMax];
+  int n_ = 0;
+};
 
 /// Lock events (paradigm OpenMP) for the lock at `addr`.
 void acquired(const void* addr);
