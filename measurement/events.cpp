@@ -144,6 +144,13 @@ ProfileNode* new_node(Location* loc, RegionId region) {
   return arena_node(loc, parent, region);
 }
 
+void visits_doubled(const ProfileNode* n) {
+  if (n->visits < regions::throttle_visits()) return;
+  int saved = errno;
+  regions::consider_throttle(n->region, n->visits, n->incl_ticks);
+  errno = saved;
+}
+
 void count_too_deep(Location* loc) {
   const ProfileNode* node = loc->current_node;
   // The spare PROFILE MEMORY FULL node stands for a different call path each time and is not

@@ -41,6 +41,9 @@ PROF_COLD ProfileNode* new_node(Location* loc, RegionId region);
 /// time 0), outside the shadow stack: GPU activities, sampled frames. nullptr when the pool has
 /// no memory left. Only the location's owner, or anyone once it stopped recording.
 PROF_COLD ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region);
+/// A call path's visits reached a power of two: throttles its region when they are many and
+/// short (regions::consider_throttle).
+PROF_COLD void visits_doubled(const ProfileNode* n);
 /// A visit below PROF_PROFILING_MAX_CALLPATH_DEPTH: counted for loc->current_node (the call
 /// path at the cutoff) in loc->too_deep, which it makes on first use (allocates; errno kept).
 PROF_COLD void count_too_deep(Location* loc);
@@ -131,17 +134,20 @@ namespace detail {
 /// Closes the innermost frame at time t: its Leave record and its profile visit.
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void pop(Location* loc, Timestamp t) {
   Frame& f = loc->frames[--loc->depth];
-  if (!f.recorded) return;
-  if (PROF_UNLIKELY(loc->metric_count)) metrics_leave(loc, t, f.region, f.node, f.recorded != kEnterLost);
-  else if (loc->tracing && f.recorded != kEnterLost) put(loc, t, RecordType::Leave, f.region);
+  const std::uint32_t rec = f.recorded & kRecordedBits;
+  if (!rec) return;
+  if (PROF_UNLIKELY(loc->metric_count)) metrics_leave(loc, t, f.region, f.node, rec != kEnterLost);
+  else if (loc->tracing && rec != kEnterLost) put(loc, t, RecordType::Leave, f.region);
   if (ProfileNode* n = f.node) {
     std::uint64_t d = t - f.enter_time;
-    ++n->visits;
+    const std::uint64_t v = ++n->visits;
     n->incl_ticks += d;
     if (d < n->min_ticks) n->min_ticks = d;
     if (d > n->max_ticks) n->max_ticks = d;
     loc->current_node = n->parent;
     --loc->profile_depth;
+    // At 1, 2, 4, ... visits: many and short? (regions.hpp, throttling)
+    if (PROF_UNLIKELY((v & (v - 1)) == 0)) visits_doubled(n);
   }
 }
 }  // namespace detail

@@ -57,14 +57,17 @@ class RegionCache {
 struct Frame {
   std::uintptr_t cfa;   ///< caller's stack pointer at the hook: deeper frames have smaller values
   RegionId region;
-  std::uint32_t recorded;  ///< its Enter was recorded, so its Leave must be (kEnterLost: not in the trace)
+  /// Bits 0-1 (kRecordedBits): its Enter was recorded, so its Leave must be (kEnterLost: not in
+  /// the trace). Bits 2-31: calls of throttled regions open inside it (kSkippedCall each), so a
+  /// throttled region's exit hook knows whether it closes one of them or this frame.
+  std::uint32_t recorded;
   ProfileNode* node;       ///< its call path in the profile; nullptr when not profiled
   Timestamp enter_time;    ///< for the profile
 };
 
 /// Frame::recorded: recorded, but its Enter record was lost for lack of memory, so its Leave is
 /// not written either (the trace stays nested; the profile still counts the visit).
-constexpr std::uint32_t kFrameRecorded = 1, kEnterLost = 3;
+constexpr std::uint32_t kFrameRecorded = 1, kEnterLost = 3, kRecordedBits = 3, kSkippedCall = 4;
 
 /// What a location stands for (its OTF2 location type).
 enum class LocationType : std::uint8_t {
@@ -106,6 +109,7 @@ struct Location {
   Frame* frames = nullptr;
   std::uint32_t depth = 0;
   std::uint32_t capacity = 0;
+  std::uint64_t root_skipped = 0;          ///< calls of throttled regions open outside every frame
   ProfileNode* current_node = &root_node;  ///< the call path the thread is in now
   std::uint32_t profile_depth = 0;         ///< depth of current_node (root = 0)
   std::uint32_t profile_max_depth = 100;   ///< PROF_PROFILING_MAX_CALLPATH_DEPTH

@@ -800,6 +800,12 @@ void init() {
 
   if (const char* w = timer::init(v.timer, debug_clock_skew(v.mpi_debug_clock_skew))) log::warning("%s", w);
   log::info(1, "timer: %s, %" PRIu64 " ticks/s", timer::name(), timer::resolution());
+  // Throttling decides from the call-path profile (profile nodes exist with the summary too).
+  const bool throttle = v.throttle && v.throttle_ns > 0 && (v.enable_profiling || v.summary);
+  regions::set_throttle(throttle ? v.throttle_visits : 0, v.throttle_ns, static_cast<double>(timer::resolution()) / 1e9);
+  if (throttle)
+    log::info(1, "throttling: a function with >= %" PRIu64 " visits on a call path of mean < %" PRIu64 " ns is no longer measured",
+              v.throttle_visits, v.throttle_ns);
   if (v.enable_tracing || v.enable_profiling || v.summary) {
     if (!s->events.init(event_bytes, page) || (v.enable_tracing && !s->otf2_blocks.init(otf2_bytes, kOtf2BlockBytes)))
       log::fatal("cannot reserve PROF_TOTAL_MEMORY=%s (%s); lower PROF_TOTAL_MEMORY",
@@ -1464,6 +1470,34 @@ void resolve_trace_samples(State& s, const std::vector<Location*>& locs, bool tr
 
 /// Builds the call-path profile (with the samples kept without a trace), merges the ranks' into
 /// one on rank 0, writes it (PROF_ENABLE_PROFILING) and the summary table (PROF_SUMMARY).
+/// The functions throttled in `profile` (the job's, on rank 0) as prof.throttle.filter, and one
+/// line that says how many and how to reuse it (not from a checkpoint's copy: the end says it).
+void write_throttle_filter(State& s, const cube4::Profile& profile) {
+  std::vector<filter::ThrottledRegion> throttled;
+  for (const cube4::Region& r : profile.regions)
+    if (r.throttled_visits) throttled.push_back({r.name, r.canonical, r.throttled_visits, r.throttled_mean_ns});
+  if (throttled.empty() || s.rank != 0) return;
+  std::sort(throttled.begin(), throttled.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::string path, err;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!ready_locked(s)) return;
+    path = experiment_dir::io_path(s.claim) + "/prof.throttle.filter";
+    const std::string text = filter::throttle_filter_text(throttled);
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) err = path + ": " + std::strerror(errno);
+    path = s.directory + "/prof.throttle.filter";
+  }
+  if (!err.empty()) log::error("%s; the list of throttled functions is not written (the profile names them)", experiment_dir::readable(s.claim, err).c_str());
+  if (g_checkpoint_child || !err.empty()) return;
+  const config::Values& v = config::g_values;
+  log::info(0, "%zu function%s throttled (visits of < %" PRIu64 " ns each: PROF_THROTTLE; later calls are in their callers' time); "
+            "to leave them out from the start: prof-wrap --instrument-filter=%s (or PROF_FILTERING_FILE=%s); PROF_THROTTLE=false measures every call",
+            throttled.size(), throttled.size() == 1 ? " was" : "s were", v.throttle_ns, path.c_str(), path.c_str());
+}
+
 void write_profile(State& s, const std::vector<Location*>& locs, bool together, Timestamp last) {
   const config::Values& v = config::g_values;
   {
@@ -1498,6 +1532,7 @@ void write_profile(State& s, const std::vector<Location*>& locs, bool together, 
     built = s.rank == 0 && !profile.cnodes.empty() && merge_err.empty();
   }
   if (!built) return;
+  write_throttle_filter(s, profile);
   if (v.enable_profiling) {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (ready_locked(s)) {

@@ -169,6 +169,10 @@ struct Set {
   std::uint32_t add_region(const regions::RegionDef& r) {
     auto [it, fresh] = region_index.emplace(region_key(r), static_cast<std::uint32_t>(regions.size()));
     if (fresh) regions.push_back(r);
+    else if (r.throttled_visits && !regions[it->second].throttled_visits) {  // throttled in that process only
+      regions[it->second].throttled_visits = r.throttled_visits;
+      regions[it->second].throttled_mean_ns = r.throttled_mean_ns;
+    }
     return it->second;
   }
   std::uint32_t add_comm(CommEntry e) {
@@ -182,7 +186,11 @@ struct Set {
     o.u64(start);
     o.u64(end);
     o.u64(regions.size());
-    for (const auto& r : regions) put_region(o, r);
+    for (const auto& r : regions) {
+      put_region(o, r);
+      o.u64(r.throttled_visits);  // not part of the key: a region throttled in some ranks only
+      o.u32(r.throttled_mean_ns);
+    }
     o.u64(comms.size());
     for (const auto& c : comms) put_comm(o, c);
     o.u64(processes.size());
@@ -211,7 +219,12 @@ struct Set {
     if (e > end) end = e;
     const std::uint64_t nr = in.u64();
     std::vector<std::uint32_t> region_of;  // the other set's region index → ours
-    for (std::uint64_t i = 0; i < nr && in.ok(); ++i) region_of.push_back(add_region(get_region(in)));
+    for (std::uint64_t i = 0; i < nr && in.ok(); ++i) {
+      regions::RegionDef r = get_region(in);
+      r.throttled_visits = in.u64();
+      r.throttled_mean_ns = in.u32();
+      region_of.push_back(add_region(r));
+    }
     const std::uint64_t nc = in.u64();
     for (std::uint64_t i = 0; i < nc && in.ok(); ++i) add_comm(get_comm(in));
     const std::uint64_t np = in.u64();

@@ -660,9 +660,10 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
     s_group.push_back(str(mpi ? std::string(defs.mpp_paradigm) + " Rank " + std::to_string(r) : std::string("Process")));
     for (const auto& l : defs.processes[r].locations) s_loc[r].push_back(str(l.name));
   }
-  struct RS { OTF2_StringRef name, canonical, file; };
+  struct RS { OTF2_StringRef name, canonical, file, description; };
   std::vector<RS> s_reg;
-  for (const auto& r : defs.regions) s_reg.push_back({str(r.name), str(r.canonical), str(r.file)});
+  for (const auto& r : defs.regions)
+    s_reg.push_back({str(r.name), str(r.canonical), str(r.file), str(regions::throttled_description(r.throttled_visits, r.throttled_mean_ns))});
   std::vector<OTF2_StringRef> s_comm;
   for (const auto& c : defs.comms) s_comm.push_back(str(c.name));
   // Accelerator location groups (GPU contexts): per process, one per distinct group name, with
@@ -737,7 +738,7 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
   }
   for (std::size_t i = 0; i < defs.regions.size(); ++i) {
     const auto& r = defs.regions[i];
-    OTF2_GlobalDefWriter_WriteRegion(g, static_cast<OTF2_RegionRef>(i), s_reg[i].name, s_reg[i].canonical, s_empty,
+    OTF2_GlobalDefWriter_WriteRegion(g, static_cast<OTF2_RegionRef>(i), s_reg[i].name, s_reg[i].canonical, s_reg[i].description,
                                      otf2_role(r.role), otf2_paradigm(r.paradigm), OTF2_REGION_FLAG_NONE, s_reg[i].file,
                                      r.begin_line < 0 ? 0u : static_cast<std::uint32_t>(r.begin_line),
                                      r.end_line < 0 ? 0u : static_cast<std::uint32_t>(r.end_line));

@@ -17,6 +17,34 @@ namespace prof::compiler_hook {
 /// (longjmp, clang's exception unwinding).
 #define PROF_CALLER_CFA() reinterpret_cast<std::uintptr_t>(__builtin_dwarf_cfa())
 
+/// A call of a throttled region (regions.hpp): nothing recorded, but counted in the innermost
+/// frame, so that its exit tells itself apart from the exit of a frame of the region opened
+/// before it was throttled (which is closed as usual).
+template <class Clock>
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void throttled_call(Location* loc, RegionId r, std::uintptr_t cfa, bool is_enter, Clock clock) {
+  const std::uint32_t d = loc->depth;
+  if (is_enter) {
+    if (PROF_LIKELY(d != 0)) loc->frames[d - 1].recorded += kSkippedCall;
+    else ++loc->root_skipped;
+    return;
+  }
+  if (PROF_UNLIKELY(d == 0)) {
+    if (loc->root_skipped) --loc->root_skipped;
+    return;
+  }
+  Frame& top = loc->frames[d - 1];
+  if (PROF_LIKELY(top.recorded >= kSkippedCall)) top.recorded -= kSkippedCall;
+  else if (top.region == r) leave_at(loc, r, cfa, clock);
+}
+
+/// The event of region `r` (not kFiltered) at clock(): throttled, enter or leave.
+template <class Clock>
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void record(Location* loc, RegionId r, std::uintptr_t cfa, bool is_enter, Clock clock) {
+  if (PROF_UNLIKELY(regions::throttled(r))) throttled_call(loc, r, cfa, is_enter, clock);
+  else if (is_enter) enter_at(loc, r, cfa, clock);
+  else leave_at(loc, r, cfa, clock);
+}
+
 /// `Lookup` is a class with `static RegionId region(Location*, Key)` (the region, or
 /// regions::kFiltered: nothing recorded) and `static constexpr bool kAddressCache` (the lookup
 /// uses the per-thread address cache, which dlclose can make stale).
@@ -28,10 +56,7 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void lookup_and_record(Location* lo
     loc->cache.clear();
   }
   const RegionId r = Lookup::region(loc, key);
-  if (r != regions::kFiltered) {
-    if (is_enter) enter_at(loc, r, cfa, clock);
-    else leave_at(loc, r, cfa, clock);
-  }
+  if (r != regions::kFiltered) record(loc, r, cfa, is_enter, clock);
 }
 
 /// An event a signal handler's hook deferred (the handler interrupted prof on this thread),
@@ -78,10 +103,7 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void event(Key key, std::uintptr_t 
   }
   const RegionId r = Lookup::region(loc, key);
   // A filtered function: nothing pushed, nothing recorded.
-  if (PROF_LIKELY(r != regions::kFiltered)) {
-    if (kEnter) enter(loc, r, cfa);
-    else leave(loc, r, cfa);
-  }
+  if (PROF_LIKELY(r != regions::kFiltered)) record(loc, r, cfa, kEnter, Now{});
   std::atomic_signal_fence(std::memory_order_seq_cst);
   loc->busy = false;
   after_hook(loc);

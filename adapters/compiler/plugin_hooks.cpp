@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The hooks prof's GCC plugin inserts: each call carries the function's static descriptor, whose
 // handle caches the region id, so there is no address lookup, no symbol table and no per-thread
-// cache probe. The rest is the hook body both compiler adapters share (hook.hpp).
+// cache probe; the instrumented code calls them only while the descriptor's flags are 0 (not
+// filtered, not throttled) at the function's entry. The rest is the hook body both compiler adapters share (hook.hpp).
 #include <cerrno>
 
 #include "adapters/adapter.hpp"
@@ -24,6 +25,10 @@ PROF_COLD PROF_NO_INSTRUMENT prof::RegionId resolve(prof_plugin_region* d) {
   def.role = prof::regions::Role::Function;
   const prof::RegionId id = prof::regions::define_unless_filtered(std::move(def));
   prof::regions::note_entry(id, d->fn);
+  // The instrumented code tests the flags word before it calls a hook: a filtered function
+  // stops calling now, a throttled one when it is throttled.
+  if (id == prof::regions::kFiltered) __atomic_or_fetch(&d->flags, prof::regions::kDescriptorSkip, __ATOMIC_RELAXED);
+  else prof::regions::note_descriptor(id, &d->flags);
   __atomic_store_n(&d->handle, id + 1, __ATOMIC_RELAXED);
   errno = saved;
   return id;

@@ -15,7 +15,9 @@ struct prof_plugin_region {
   uint32_t handle;      /* 0 until the runtime registers it, then its region id + 1 */
   int32_t line;         /* first line of the function, -1 if unknown */
   int32_t end_line;     /* last line, -1 if unknown */
-  uint32_t flags;       /* reserved, 0 */
+  uint32_t flags;       /* 0 at start; the runtime sets bit 0 when the function is filtered or
+                           throttled: the instrumented code then calls neither hook (it reads the
+                           word once at entry, so the exit call matches the entry call) */
   const char* name;     /* demangled name, as prof's address path names it */
   const char* mangled;  /* assembler name */
   const char* file;     /* source file, absolute when the compiler knew the directory */

@@ -12,10 +12,13 @@
 //
 // At PLUGIN_PRE_GENERICIZE each chosen function gets a static descriptor (struct
 // prof_plugin_region, adapters/compiler/plugin_region.h: names, file, lines, address, a
-// handle the runtime caches) and its body B becomes
-//     __prof_plugin_enter(&desc); try { B } finally { __prof_plugin_exit(&desc); }
+// handle the runtime caches, a flags word the runtime sets for filtered and throttled
+// functions) and its body B becomes
+//     bool on = desc.flags == 0;
+//     if (on) __prof_plugin_enter(&desc); try { B } finally { if (on) __prof_plugin_exit(&desc); }
 // so the exit hook runs on every return path and when an exception unwinds the frame, as
-// GCC's own -finstrument-functions does.
+// GCC's own -finstrument-functions does, and a filtered or throttled function costs a load
+// and a branch per call instead of two hook calls.
 #include <cxxabi.h>
 #include <unistd.h>
 
@@ -200,12 +203,25 @@ void instrument(void* gcc_data, void*) {
   DECL_INITIAL(var) = build_constructor(g.region_type, init);
   varpool_node::finalize_decl(var);
 
+  // The flags word, read once into a local: while it is 0 both hooks are called, otherwise
+  // neither (the runtime sets it for a filtered or throttled function; the exit call follows
+  // the entry's decision, so a function throttled while it runs still leaves).
+  const location_t where = DECL_SOURCE_LOCATION(fn);
+  const tree on = build_decl(where, VAR_DECL, get_identifier("__prof_on"), boolean_type_node);
+  DECL_CONTEXT(on) = fn;
+  DECL_ARTIFICIAL(on) = 1;
+  DECL_IGNORED_P(on) = 1;
+  TREE_USED(on) = 1;
+  const tree flags = build3(COMPONENT_REF, unsigned_type_node, var, g.f_flags, NULL_TREE);
+  const tree zero = build_int_cst(unsigned_type_node, 0);
   const tree desc = build_fold_addr_expr(var);
+  auto if_on = [&](tree call) { return build3(COND_EXPR, void_type_node, on, call, build_empty_stmt(where)); };
   tree body = alloc_stmt_list();
-  append_to_statement_list(build_call_expr(g.enter_fn, 1, desc), &body);
-  append_to_statement_list(build2(TRY_FINALLY_EXPR, void_type_node, DECL_SAVED_TREE(fn), build_call_expr(g.exit_fn, 1, desc)),
+  append_to_statement_list(build2(MODIFY_EXPR, boolean_type_node, on, build2(EQ_EXPR, boolean_type_node, flags, zero)), &body);
+  append_to_statement_list(if_on(build_call_expr(g.enter_fn, 1, desc)), &body);
+  append_to_statement_list(build2(TRY_FINALLY_EXPR, void_type_node, DECL_SAVED_TREE(fn), if_on(build_call_expr(g.exit_fn, 1, desc))),
                            &body);
-  DECL_SAVED_TREE(fn) = body;
+  DECL_SAVED_TREE(fn) = build3(BIND_EXPR, void_type_node, on, body, NULL_TREE);
   if (g.verbose)
     inform(DECL_SOURCE_LOCATION(fn), "prof: instrumented %s%s", name.c_str(), declared_inline ? " (declared inline; the filter includes it)" : "");
 }

@@ -135,6 +135,9 @@ struct Values {
   std::string flush_signal;  ///< PROF_FLUSH_SIGNAL as given (signal_of gives its number)
   bool summary = false;
   std::string filtering_file;
+  bool throttle = true;                 ///< PROF_THROTTLE
+  std::uint64_t throttle_visits = 1000; ///< PROF_THROTTLE_VISITS
+  std::uint64_t throttle_ns = 300;      ///< PROF_THROTTLE_NS
   std::string sampling_events;       ///< PROF_SAMPLING_EVENTS, parsed by the sampler
   bool enable_unwinding = true;
   std::string sampling_debug_refuse;  ///< tests: "hardware", "software"

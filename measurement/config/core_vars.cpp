@@ -231,6 +231,35 @@ const Var kCoreVars[] = {
      "files are accepted unchanged; see `share/filters/example.filter`. A malformed file is a "
      "fatal error at start naming file, line and what was expected. The file is copied into "
      "the experiment directory as `prof.filter`."},
+    {"THROTTLE", Type::Bool, "true", &g_values.throttle,
+     "Stop measuring functions whose calls are many and short.",
+     "A compiler-instrumented function is throttled once one of its call paths in one thread "
+     "has at least `PROF_THROTTLE_VISITS` visits whose mean inclusive time is below "
+     "`PROF_THROTTLE_NS` (checked when the visits reach a power of two). From then on its calls "
+     "are not measured: no time stamps, no trace events, no new visits (with the GCC plugin the "
+     "hooks are not even called: a load and a branch per call; with `-finstrument-functions` "
+     "they return at once). What it did before stays in the profile and the trace; the time of "
+     "its later calls is in its caller's exclusive time, so inclusive = exclusive + the "
+     "children's inclusive still holds for every call path, and functions it calls that are "
+     "not throttled appear below its caller. The trace's and the profile's region definitions "
+     "say that it was throttled, after how many visits and of what mean time.\n\n"
+     "The end of the run says how many functions were throttled, and writes them as a filter "
+     "file, `prof.throttle.filter` in the experiment directory, for `prof-wrap "
+     "--instrument-filter` (the plugin then compiles them without hooks) or "
+     "`PROF_FILTERING_FILE`. A function that an `INCLUDE` rule of the filter names (not the "
+     "bare `*`) is never throttled, nor are MPI, OpenMP, CUDA, pthread, Python and user-API "
+     "regions. The decision needs the call-path profile: with `PROF_ENABLE_PROFILING=false` "
+     "nothing is throttled. `false` measures every call, as before."},
+    {"THROTTLE_VISITS", Type::Number, "1000", &g_values.throttle_visits,
+     "Visits of one call path before a function may be throttled.",
+     "See `PROF_THROTTLE`. The mean is taken over a call path's visits in one thread when "
+     "they reach a power of two, from this number on (the default: at 1024, 2048, ...).",
+     nullptr, 1, ~std::uint64_t{0}},
+    {"THROTTLE_NS", Type::Number, "300", &g_values.throttle_ns,
+     "Mean time per visit (ns) below which a function is throttled.",
+     "See `PROF_THROTTLE`. The measured time includes prof's own cost of the function's "
+     "calls. `0` throttles nothing.",
+     nullptr, 0, 1000000000},
     {"PROFILING_BASE_NAME", Type::String, "profile", &g_values.profiling_base_name,
      "File name of the profile, without `.cubex`.",
      "The profile is written as `<experiment directory>/<name>.cubex` (an MPI job whose ranks did "

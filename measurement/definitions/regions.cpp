@@ -19,6 +19,8 @@ struct Registry {
   std::unordered_map<std::string, RegionId> by_key;
   std::unordered_map<const void*, RegionId> by_address;
   std::unordered_map<RegionId, std::uintptr_t> entries;  // region → function entry (sampling)
+  std::unordered_map<RegionId, std::vector<std::uint32_t*>> descriptors;  // GCC plugin flags words
+  std::size_t throttled = 0;
 };
 // Never destroyed: hooks may run during exit, after static destructors.
 Registry& registry() {
@@ -27,6 +29,18 @@ Registry& registry() {
 }
 
 const filter::Filter* g_filter = nullptr;
+std::uint64_t g_throttle_visits = 0;  // 0: throttling off
+double g_throttle_max_ticks = 0;      // mean inclusive ticks per visit below which
+double g_ticks_per_ns = 1;
+
+/// Whether throttling may stop a compiler region: on, and no INCLUDE rule names it.
+bool may_throttle(const RegionDef& def) {
+  return g_throttle_visits && !(g_filter && g_filter->explicitly_included(def.name, def.canonical, def.file));
+}
+
+void mark_may_throttle(RegionId id, bool may) {
+  if (may && id < kThrottleSlots) g_throttle_state[id].fetch_or(kMayThrottle, std::memory_order_relaxed);
+}
 
 std::string key_of(const RegionDef& d) {
   std::string k = d.canonical;
@@ -63,7 +77,10 @@ RegionId define(RegionDef def) {
 RegionId define_unless_filtered(RegionDef def) {
   if (def.canonical.empty()) def.canonical = def.name;
   if (g_filter && g_filter->excluded(def.name, def.canonical, def.file)) return kFiltered;
-  return define(std::move(def));
+  const bool may = def.paradigm == Paradigm::Compiler && may_throttle(def);
+  const RegionId id = define(std::move(def));
+  mark_may_throttle(id, may);
+  return id;
 }
 
 bool outlined_by_compiler(std::string_view symbol) {
@@ -97,10 +114,12 @@ RegionId for_address(const void* fn) {
   def.paradigm = Paradigm::Compiler;
   def.role = Role::Function;
   bool filtered = outlined_by_compiler(def.canonical) || (g_filter && g_filter->excluded(def.name, def.canonical, def.file));
+  const bool may = !filtered && may_throttle(def);
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.by_address.find(fn);
   if (it != r.by_address.end()) return it->second;
   RegionId id = filtered ? kFiltered : define_locked(r, std::move(def));
+  if (!filtered) mark_may_throttle(id, may);
   r.by_address.emplace(fn, id);
   if (!filtered) r.entries.emplace(id, info.entry ? info.entry : reinterpret_cast<std::uintptr_t>(fn));
   return id;
@@ -124,6 +143,53 @@ void forget_addresses() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.by_address.clear();
+  // Descriptors may have been unloaded with their code: none is written again (the hooks of the
+  // others still find their regions throttled, they just keep being called).
+  r.descriptors.clear();
+}
+
+std::atomic<std::uint8_t> g_throttle_state[kThrottleSlots];
+
+void set_throttle(std::uint64_t visits, std::uint64_t max_ns, double ticks_per_ns) {
+  g_throttle_visits = visits;
+  g_ticks_per_ns = ticks_per_ns > 0 ? ticks_per_ns : 1;
+  g_throttle_max_ticks = static_cast<double>(max_ns) * g_ticks_per_ns;
+}
+
+std::uint64_t throttle_visits() { return g_throttle_visits; }
+
+bool consider_throttle(RegionId id, std::uint64_t visits, std::uint64_t incl_ticks) {
+  if (!g_throttle_visits || visits < g_throttle_visits || id >= kThrottleSlots) return false;
+  if ((g_throttle_state[id].load(std::memory_order_relaxed) & (kMayThrottle | kThrottled)) != kMayThrottle) return false;
+  if (static_cast<double>(incl_ticks) >= static_cast<double>(visits) * g_throttle_max_ticks) return false;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (g_throttle_state[id].fetch_or(kThrottled, std::memory_order_relaxed) & kThrottled) return false;
+  ++r.throttled;
+  if (id < r.defs.size()) {
+    r.defs[id].throttled_visits = visits;
+    r.defs[id].throttled_mean_ns = static_cast<std::uint32_t>(static_cast<double>(incl_ticks) / static_cast<double>(visits) / g_ticks_per_ns + 0.5);
+  }
+  auto it = r.descriptors.find(id);
+  if (it != r.descriptors.end()) {
+    for (std::uint32_t* flags : it->second) __atomic_or_fetch(flags, kDescriptorSkip, __ATOMIC_RELAXED);
+    r.descriptors.erase(it);
+  }
+  return true;
+}
+
+void note_descriptor(RegionId id, std::uint32_t* flags) {
+  if (id >= kThrottleSlots || !(g_throttle_state[id].load(std::memory_order_relaxed) & kMayThrottle)) return;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (g_throttle_state[id].load(std::memory_order_relaxed) & kThrottled) __atomic_or_fetch(flags, kDescriptorSkip, __ATOMIC_RELAXED);
+  else r.descriptors[id].push_back(flags);
+}
+
+std::size_t throttled_count() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.throttled;
 }
 
 std::vector<RegionDef> snapshot() {

@@ -2,6 +2,7 @@
 // The process's region definitions: dense ids, defined once, resolved from addresses once.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -41,6 +42,10 @@ struct RegionDef {
   int end_line = -1;
   Paradigm paradigm = Paradigm::Compiler;
   Role role = Role::Function;
+  /// Throttled (PROF_THROTTLE): its visits in the thread and call path that decided, when it
+  /// was decided, and their mean inclusive time; 0 = not throttled. Not part of its identity.
+  std::uint64_t throttled_visits = 0;
+  std::uint32_t throttled_mean_ns = 0;
 };
 
 /// Defines (or finds the identical) region. Any thread; locks; allocates.
@@ -64,6 +69,45 @@ void note_entry(RegionId id, const void* fn);
 /// Forgets every address → region mapping (code was unloaded; the regions themselves stay).
 /// Any thread; locks.
 void forget_addresses();
+// Throttling (PROF_THROTTLE): a compiler-instrumented region whose visits are many and short
+// stops being measured. The decision is taken in the profile (events.hpp, detail::pop), the
+// state is one byte per region that the compiler hooks read after their region lookup.
+
+/// Per region: kMayThrottle (a compiler region throttling may stop: not named by an INCLUDE
+/// rule, throttling on) and kThrottled. Regions from kThrottleSlots on are never throttled.
+constexpr std::uint32_t kThrottleSlots = 1u << 20;
+constexpr std::uint8_t kMayThrottle = 1, kThrottled = 2;
+extern std::atomic<std::uint8_t> g_throttle_state[kThrottleSlots];
+
+/// Hot path: whether region `r` is throttled.
+inline bool throttled(RegionId r) {
+  return r < kThrottleSlots && (g_throttle_state[r].load(std::memory_order_relaxed) & kThrottled);
+}
+
+/// Switches throttling on (`visits` > 0: a region is throttled once a call path of it has at
+/// least that many visits whose mean inclusive time is below `max_ns`) or off (0). At init,
+/// before regions are defined.
+void set_throttle(std::uint64_t visits, std::uint64_t max_ns, double ticks_per_ns);
+/// The thresholds in effect: visits 0 = off.
+std::uint64_t throttle_visits();
+/// Called when a call path of `r` has `visits` visits (a power of two) of `incl_ticks` in all:
+/// throttles `r` when it may be and they are many and short. True when it was throttled now.
+/// Any thread; locks when it throttles.
+bool consider_throttle(RegionId r, std::uint64_t visits, std::uint64_t incl_ticks);
+/// `flags` (a GCC plugin descriptor's flags word) gets kDescriptorSkip when `r` is throttled,
+/// now or later, so the instrumented code stops calling the hooks. Any thread; locks.
+constexpr std::uint32_t kDescriptorSkip = 1;
+void note_descriptor(RegionId r, std::uint32_t* flags);
+/// The description a throttled region's definition carries in the trace and the profile, ""
+/// when `visits` is 0 (not throttled).
+inline std::string throttled_description(std::uint64_t visits, std::uint32_t mean_ns) {
+  if (!visits) return "";
+  return "throttled by prof (PROF_THROTTLE) after " + std::to_string(visits) + " visits of " + std::to_string(mean_ns) +
+         " ns on average in one call path: later calls were not measured, their time is in their callers' exclusive time";
+}
+/// How many regions are throttled.
+std::size_t throttled_count();
+
 /// A copy of all definitions, index = RegionId.
 std::vector<RegionDef> snapshot();
 std::size_t count();

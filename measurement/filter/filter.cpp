@@ -365,4 +365,34 @@ std::string Filter::simplify_path(std::string_view path) {
   return out;
 }
 
+std::string quote_pattern(std::string_view literal) {
+  std::string out;
+  if (is_keyword(literal)) out += '\\';
+  for (char c : literal) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\' || c == '#' || is_space(c)) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string throttle_filter_text(const std::vector<ThrottledRegion>& regions) {
+  std::string t =
+      "# Functions prof throttled during this run (PROF_THROTTLE): many visits, each short.\n"
+      "# Their calls after that were not measured; their time is in their callers' exclusive time.\n"
+      "# To leave them out from the start of the next run:\n"
+      "#   prof-wrap --instrument-filter=prof.throttle.filter <compiler> ...   (GCC plugin: compiled without hooks)\n"
+      "#   PROF_FILTERING_FILE=prof.throttle.filter                             (any build: the hooks return at once)\n"
+      "# Edit it freely: an INCLUDE rule after these keeps a function measured (and never throttled).\n"
+      "PROF_REGION_NAMES_BEGIN\n";
+  for (const ThrottledRegion& r : regions) {
+    const bool mangled = !r.canonical.empty() && r.canonical != r.name;
+    t += "  EXCLUDE ";
+    if (mangled) t += "MANGLED ";
+    t += quote_pattern(mangled ? r.canonical : r.name);
+    t += "\n    # " + one_line(mangled ? r.name : std::string()) + (mangled ? ": " : "") + std::to_string(r.visits) + " visits of " +
+         std::to_string(r.mean_ns) + " ns on average when throttled\n";
+  }
+  t += "PROF_REGION_NAMES_END\n";
+  return t;
+}
 }  // namespace prof::filter

@@ -56,11 +56,27 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace prof::filter {
+
+/// `literal` as a pattern that matches exactly it: wildcard characters, backslashes, '#',
+/// spaces and tabs quoted with a backslash, a keyword's first letter too.
+std::string quote_pattern(std::string_view literal);
+
+/// A region prof throttled during a run (PROF_THROTTLE), for throttle_filter_text.
+struct ThrottledRegion {
+  std::string name;       ///< demangled name
+  std::string canonical;  ///< mangled name; equal to name (or "") when there is none
+  std::uint64_t visits;   ///< visits of the call path that decided
+  std::uint32_t mean_ns;  ///< their mean inclusive time
+};
+/// prof.throttle.filter: a filter file that EXCLUDEs exactly these regions (by mangled name
+/// where they have one), with a comment per region and how to use it.
+std::string throttle_filter_text(const std::vector<ThrottledRegion>& regions);
 
 /// One rule: one pattern of an EXCLUDE or INCLUDE keyword.
 struct Rule {

@@ -2,6 +2,8 @@
 // CUBE4 profile writer; see cube4_writer.hpp and shared/CUBE4-FORMAT.md (section numbers below).
 #include "measurement/profiling/cube4_writer.hpp"
 
+#include "measurement/definitions/regions.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -223,7 +225,7 @@ std::string build_anchor(const Profile& p, const std::vector<std::vector<std::si
     x.element("mangled_name", g.canonical.empty() ? g.name : g.canonical);
     x.element("paradigm", g.paradigm.empty() ? std::string("unknown") : g.paradigm);
     x.element("role", g.role.empty() ? std::string("unknown") : g.role);
-    x.element("url", "").element("descr", "");
+    x.element("url", "").element("descr", regions::throttled_description(g.throttled_visits, g.throttled_mean_ns));
     x.raw("</region>\n");
   }
   // Iterative pre-order with explicit end tags: recursion depth of a call tree is unbounded.

@@ -18,6 +18,9 @@ struct Region {
   int begin_line = -1, end_line = -1;
   std::string paradigm;    // "compiler", "user", "pthread", "measurement", ... ("" = "unknown")
   std::string role;        // "function", "wrapper", "artificial", "thread create", ... ("" = "unknown")
+  /// Throttled by prof (PROF_THROTTLE): visits and mean ns when it was decided; 0 = not.
+  std::uint64_t throttled_visits = 0;
+  std::uint32_t throttled_mean_ns = 0;
 };
 
 struct CallNode {

@@ -44,6 +44,8 @@ std::vector<char> encode(const cube4::Profile& in) {
     o.i64(r.end_line);
     o.str(r.paradigm);
     o.str(r.role);
+    o.u64(r.throttled_visits);
+    o.u32(r.throttled_mean_ns);
   }
   o.u64(p.cnodes.size());
   for (const auto& c : p.cnodes) {
@@ -96,6 +98,8 @@ bool decode(const std::vector<char>& data, cube4::Profile* out) {
     r.end_line = static_cast<int>(in.i64());
     r.paradigm = in.str();
     r.role = in.str();
+    r.throttled_visits = in.u64();
+    r.throttled_mean_ns = in.u32();
     p.regions.push_back(std::move(r));
   }
   const std::uint64_t nc = in.count(12);
@@ -169,6 +173,10 @@ void merge(cube4::Profile& into, const cube4::Profile& in) {
   for (const auto& r : other.regions) {
     auto [it, fresh] = region_index.emplace(key_of(r), static_cast<std::uint32_t>(into.regions.size()));
     if (fresh) into.regions.push_back(r);
+    else if (r.throttled_visits && !into.regions[it->second].throttled_visits) {  // throttled in that rank only
+      into.regions[it->second].throttled_visits = r.throttled_visits;
+      into.regions[it->second].throttled_mean_ns = r.throttled_mean_ns;
+    }
     region_map.push_back(it->second);
   }
   // Call paths: other's parents come before their children, so each maps onto a known parent.

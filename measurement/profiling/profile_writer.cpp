@@ -173,7 +173,8 @@ bool add_counts(const std::vector<const Location*>& locs, const std::unordered_m
 bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4::Profile* out, std::string* error) {
   cube4::Profile& p = *out;
   for (const auto& r : regions::snapshot())
-    p.regions.push_back({r.name, r.canonical, r.file, r.begin_line, r.end_line, paradigm_name(r.paradigm), role_name(r.role)});
+    p.regions.push_back({r.name, r.canonical, r.file, r.begin_line, r.end_line, paradigm_name(r.paradigm), role_name(r.role),
+                         r.throttled_visits, r.throttled_mean_ns});
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
   p.node = host;

@@ -14,6 +14,10 @@ source "$here/../e2e/checkers.sh"
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset PROF_EXPERIMENT_DIRECTORY PROF_ENABLE_TRACING PROF_ENABLE_PROFILING PROF_TOTAL_MEMORY
+# These cases stress the recording of every event (full buffers and disks, flushes, signals,
+# thread churn, runs that overlap in time): every call measured. Throttling has its own tests
+# (tests/e2e/throttle).
+export PROF_THROTTLE=false
 
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "measurement/filter/filter.hpp"
 
@@ -476,4 +477,44 @@ TEST_CASE("a load() error carries the path and line", "[filter]") {
   std::string error;
   CHECK_FALSE(f.load(path, &error));
   CHECK(error.rfind(path + ":1: ", 0) == 0);
+}
+
+TEST_CASE("quote_pattern: a literal name matches itself only", "[filter][throttle]") {
+  const std::vector<std::string> names = {"plain",        "operator[]",   "a*b",       "what?",    "x#y",
+                                          "back\\slash",  "with space",   "EXCLUDE",   "INCLUDE",  "MANGLED",
+                                          "PROF_REGION_NAMES_END", "tab\there", "std::vector<int>::at(unsigned long) const"};
+  for (const std::string& n : names) {
+    INFO(n);
+    const Filter f = parsed("PROF_REGION_NAMES_BEGIN\n  EXCLUDE " + prof::filter::quote_pattern(n) + "\nPROF_REGION_NAMES_END\n");
+    REQUIRE(f.region_rules().size() == 1);
+    CHECK(region_out(f, n));
+    CHECK_FALSE(region_out(f, n + "x"));
+    CHECK_FALSE(region_out(f, "x" + n));
+  }
+  // the wildcard characters are literal: "a*b" does not match "aXb"
+  CHECK_FALSE(region_out(parsed("PROF_REGION_NAMES_BEGIN EXCLUDE " + prof::filter::quote_pattern("a*b") + " PROF_REGION_NAMES_END"), "aXb"));
+}
+
+TEST_CASE("throttle_filter_text: a filter that excludes exactly the throttled regions", "[filter][throttle]") {
+  const std::vector<prof::filter::ThrottledRegion> regions = {
+      {"tiny", "tiny", 1024, 21},
+      {"Vec3<double>::dot(Vec3<double> const&) const", "_ZNK4Vec3IdE3dotERKS0_", 2048, 12},
+      {"ns::f [clone .cold]", "", 4096, 3},
+  };
+  const std::string text = prof::filter::throttle_filter_text(regions);
+  INFO(text);
+  const Filter f = parsed(text);
+  CHECK(f.region_rules().size() == 3);
+  CHECK(region_out(f, "tiny"));
+  // by the mangled name where there is one: another name with that mangled name is excluded too
+  CHECK(f.excluded("whatever", "_ZNK4Vec3IdE3dotERKS0_", ""));
+  CHECK_FALSE(f.excluded("Vec3<double>::dot(Vec3<double> const&) const", "_ZNK4Vec3IfE3dotERKS0_", ""));
+  CHECK(region_out(f, "ns::f [clone .cold]"));
+  CHECK_FALSE(region_out(f, "main"));
+  CHECK_FALSE(region_out(f, "tiny2"));
+  // every region is named in a comment with its figures, and the file says how to use it
+  CHECK(text.find("# 1024 visits of 21 ns") != std::string::npos);
+  CHECK(text.find("# Vec3<double>::dot(Vec3<double> const&) const: 2048 visits of 12 ns") != std::string::npos);
+  CHECK(text.find("prof-wrap --instrument-filter=prof.throttle.filter") != std::string::npos);
+  CHECK(text.find("PROF_FILTERING_FILE=prof.throttle.filter") != std::string::npos);
 }

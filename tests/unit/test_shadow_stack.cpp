@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/compiler/hook.hpp"
 #include "measurement/events.hpp"
 #include "measurement/location.hpp"
 #include "measurement/memory/pool.hpp"
@@ -461,4 +462,84 @@ TEST_CASE("a Leave whose Enter was lost for lack of memory is not written either
   loc.trace.release_all([&](void* c) { pool.release(c); });
   std::free(loc.frames);
   loc.frames = nullptr;
+}
+
+namespace {
+/// A compiler region that throttling may stop (define_unless_filtered marks it).
+RegionId compiler_region(const std::string& name) {
+  prof::regions::RegionDef d;
+  d.name = name;
+  d.paradigm = prof::regions::Paradigm::Compiler;
+  return prof::regions::define_unless_filtered(d);
+}
+}  // namespace
+
+TEST_CASE("throttling: the decision needs many visits of a short mean, once, for compiler regions only", "[shadow-stack][throttle]") {
+  prof::regions::set_throttle(1000, 300, 1.0);  // ticks are ns here
+  const RegionId r = compiler_region("throttle_decision_r");
+  prof::regions::RegionDef user;
+  user.name = "throttle_decision_user";
+  user.paradigm = prof::regions::Paradigm::User;
+  const RegionId u = prof::regions::define(user);
+  CHECK_FALSE(prof::regions::consider_throttle(r, 512, 512 * 10));      // too few visits
+  CHECK_FALSE(prof::regions::consider_throttle(r, 1024, 1024 * 300));   // mean not below 300 ns
+  CHECK_FALSE(prof::regions::consider_throttle(u, 1024, 1024 * 10));    // not a compiler region
+  CHECK_FALSE(prof::regions::throttled(r));
+  std::uint32_t early = 0, late = 0;
+  prof::regions::note_descriptor(r, &early);
+  CHECK(early == 0);
+  CHECK(prof::regions::consider_throttle(r, 1024, 1024 * 299));
+  CHECK(prof::regions::throttled(r));
+  CHECK(early == prof::regions::kDescriptorSkip);  // the plugin's code stops calling the hooks
+  prof::regions::note_descriptor(r, &late);        // a descriptor resolved later: at once
+  CHECK(late == prof::regions::kDescriptorSkip);
+  CHECK_FALSE(prof::regions::consider_throttle(r, 2048, 10));  // once
+  const std::vector<prof::regions::RegionDef> defs = prof::regions::snapshot();
+  CHECK(defs[r].throttled_visits == 1024);
+  CHECK(defs[r].throttled_mean_ns == 299);
+  CHECK(prof::regions::throttled_description(1024, 299).rfind("throttled by prof (PROF_THROTTLE) after 1024 visits of 299 ns", 0) == 0);
+  // off: nothing is throttled
+  prof::regions::set_throttle(0, 300, 1.0);
+  const RegionId off = compiler_region("throttle_decision_off");
+  CHECK_FALSE(prof::regions::consider_throttle(off, 4096, 1));
+}
+
+TEST_CASE("throttling: throttled calls record nothing and keep the stack nested", "[shadow-stack][throttle]") {
+  Fixture f;
+  Location* loc = &f.loc;
+  prof::regions::set_throttle(1000, 300, 1.0);
+  const RegionId caller = compiler_region("throttle_stack_caller");
+  const RegionId hot = compiler_region("throttle_stack_hot");
+  const RegionId rec = compiler_region("throttle_stack_rec");
+  using prof::compiler_hook::record;
+  record(loc, caller, cfa(0), true, prof::Now{});
+  // rec's outer frame opens before rec is throttled ...
+  record(loc, rec, cfa(1), true, prof::Now{});
+  REQUIRE(prof::regions::consider_throttle(rec, 1024, 1024));
+  REQUIRE(prof::regions::consider_throttle(hot, 1024, 1024));
+  // ... its inner calls, throttled, leave nothing, however deep; hot neither
+  record(loc, rec, cfa(2), true, prof::Now{});
+  record(loc, rec, cfa(3), true, prof::Now{});
+  record(loc, hot, cfa(4), true, prof::Now{});
+  record(loc, hot, cfa(4), false, prof::Now{});
+  record(loc, rec, cfa(3), false, prof::Now{});
+  record(loc, rec, cfa(2), false, prof::Now{});
+  CHECK(loc->depth == 2);
+  // the outer frame closes as usual
+  record(loc, rec, cfa(1), false, prof::Now{});
+  record(loc, hot, cfa(1), true, prof::Now{});
+  record(loc, hot, cfa(1), false, prof::Now{});
+  record(loc, caller, cfa(0), false, prof::Now{});
+  // outside every frame too
+  record(loc, hot, cfa(0), true, prof::Now{});
+  CHECK(loc->root_skipped == 1);
+  record(loc, hot, cfa(0), false, prof::Now{});
+  CHECK(loc->root_skipped == 0);
+  const std::vector<Ev> evs = records(*loc);
+  CHECK(shape(evs) == "E" + std::to_string(caller) + " E" + std::to_string(rec) + " L" + std::to_string(rec) + " L" + std::to_string(caller));
+  CHECK(check_balanced(evs) == "");
+  CHECK(loc->depth == 0);
+  CHECK(loc->repairs == 0);
+  CHECK(loc->unmatched_leaves == 0);
+  prof::regions::set_throttle(0, 300, 1.0);
 }

@@ -44,7 +44,7 @@ export_check() {
 
 echo "== threads that fill the buffers (buffer flushes); the jacobi example (threads)"
 "$wrap" gcc -O2 -pthread "$src/e2e/progs/fill_buffers.c" -o flush.x
-PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=8M PROF_PAGE_SIZE=4K PROF_EXPERIMENT_DIRECTORY=flushed ./flush.x >/dev/null 2>flush.err
+PROF_THROTTLE=false PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=8M PROF_PAGE_SIZE=4K PROF_EXPERIMENT_DIRECTORY=flushed ./flush.x >/dev/null 2>flush.err
 grep -q 'trace buffers were flushed' flush.err || { echo "FAIL: no buffer flush (PROF_TOTAL_MEMORY=8M, 440000 events)"; cat flush.err; exit 1; }
 flushes=$(otf2-print flushed/traces.otf2 | grep -c '^BUFFER_FLUSH' || true)
 [ "$flushes" -ge 1 ] || { echo "FAIL: no BUFFER_FLUSH record in the trace"; exit 1; }

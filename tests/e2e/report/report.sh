@@ -45,7 +45,7 @@ grep -q '^Top regions by exclusive time' threads.txt && grep -Eq ' barrier$| rel
 
 echo "== a run that fills its buffers: prof's own figures and warnings (prof.run) in the report"
 "$wrap" gcc -O2 -pthread "$src/e2e/progs/fill_buffers.c" -o flush.x
-PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=8M PROF_PAGE_SIZE=4K PROF_EXPERIMENT_DIRECTORY=flushed ./flush.x >/dev/null 2>flush.err
+PROF_THROTTLE=false PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=8M PROF_PAGE_SIZE=4K PROF_EXPERIMENT_DIRECTORY=flushed ./flush.x >/dev/null 2>flush.err
 open_report flushed
 /usr/bin/python3 - flushed/report.json flushed.dom.html <<'PY'
 import json, sys
