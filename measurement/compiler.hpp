@@ -3,6 +3,10 @@
 #pragma once
 
 #define PROF_API __attribute__((visibility("default")))
+/// On declarations of libprof's hot globals: -fvisibility=hidden leaves extern declarations
+/// default, so without it every access in PIC code loads the address from the GOT first.
+/// Only for what libprof's own objects (and static links of them) use.
+#define PROF_HIDDEN __attribute__((visibility("hidden")))
 #define PROF_NO_INSTRUMENT __attribute__((no_instrument_function))
 #define PROF_COLD __attribute__((cold, noinline))
 #define PROF_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -16,11 +16,11 @@ namespace prof {
 
 enum class Phase : int { Pre = 0, Within = 1, Post = 2 };
 /// Pre until init, Within while measuring, Post after finalize (and in a fork child).
-extern std::atomic<int> g_phase;
+extern std::atomic<int> g_phase PROF_HIDDEN;
 /// Within and the compiler adapter is linked: the one flag the compiler hooks test.
-extern bool g_compiler_hooks_on;
+extern bool g_compiler_hooks_on PROF_HIDDEN;
 /// False between PROF_RECORDING_OFF() and PROF_RECORDING_ON().
-extern bool g_recording;
+extern bool g_recording PROF_HIDDEN;
 
 /// The calling thread's location, creating it (and initialising measurement) on first use.
 /// nullptr when measurement is off (after finalize, in a fork child, during init).
@@ -171,6 +171,78 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void leave(Location* loc, RegionId 
 }
 
 namespace detail {
+// The compiler hooks' common case, without a single call (so without saving registers): the
+// TSC, recording on, no metrics, room in the trace chunk, the call path already in the profile.
+// False, with nothing changed, when anything else applies: the hook then takes enter_at or
+// leave_at, which handle every case. `w` is flags_word(loc) as the hook tested it.
+
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool try_enter(Location* loc, RegionId region, std::uintptr_t cfa, std::uint64_t w) {
+  const std::uint32_t d = loc->depth;
+  if (PROF_UNLIKELY(d == loc->capacity || !g_recording || !timer::g_plain_tsc)) return false;
+  ProfileNode* child = nullptr;
+  if (w & kFlagProfiling) {
+    if (PROF_UNLIKELY(loc->profile_depth >= loc->profile_max_depth)) return false;
+    child = loc->current_node->first_child;
+    while (child && child->region != region) child = child->next_sibling;
+    if (PROF_UNLIKELY(!child)) return false;
+  }
+  Record* r = nullptr;
+  if ((w & kFlagTracing) && PROF_UNLIKELY(!(r = loc->trace.try_reserve(0)))) return false;
+  const Timestamp t = __rdtsc();
+  Frame& f = loc->frames[d];
+  loc->depth = d + 1;
+  f.cfa = cfa;
+  f.region = region;
+  f.recorded = kFrameRecorded;
+  f.node = child;
+  if (r) {
+    r->time = t;
+    r->type = RecordType::Enter;
+    r->slots = 0;
+    r->aux = 0;
+    r->ref = region;
+    loc->trace.commit();
+  }
+  if (child) {
+    f.enter_time = t;
+    loc->current_node = child;
+    ++loc->profile_depth;
+  }
+  return true;
+}
+
+/// As try_enter, for the Leave of the innermost frame. `*doubled`: the profile node whose visits
+/// reached a power of two (visits_doubled is due), else unchanged.
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool try_leave(Location* loc, RegionId region, std::uint64_t w, ProfileNode** doubled) {
+  const std::uint32_t d = loc->depth;
+  if (PROF_UNLIKELY(d == 0 || !timer::g_plain_tsc)) return false;
+  Frame& f = loc->frames[d - 1];
+  if (PROF_UNLIKELY(f.region != region || f.recorded != kFrameRecorded)) return false;
+  Record* r = nullptr;
+  if ((w & kFlagTracing) && PROF_UNLIKELY(!(r = loc->trace.try_reserve(0)))) return false;
+  const Timestamp t = __rdtsc();
+  loc->depth = d - 1;
+  if (r) {
+    r->time = t;
+    r->type = RecordType::Leave;
+    r->slots = 0;
+    r->aux = 0;
+    r->ref = region;
+    loc->trace.commit();
+  }
+  if (ProfileNode* n = f.node) {
+    const std::uint64_t dt = t - f.enter_time;
+    const std::uint64_t v = ++n->visits;
+    n->incl_ticks += dt;
+    if (dt < n->min_ticks) n->min_ticks = dt;
+    if (dt > n->max_ticks) n->max_ticks = dt;
+    loc->current_node = n->parent;
+    --loc->profile_depth;
+    if (PROF_UNLIKELY((v & (v - 1)) == 0)) *doubled = n;
+  }
+  return true;
+}
+
 /// Replays the events signal handlers deferred while the thread was inside prof.
 PROF_COLD void drain_deferred(Location* loc);
 }  // namespace detail

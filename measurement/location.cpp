@@ -2,6 +2,7 @@
 // Location helpers that stay off the hot path.
 #include "measurement/location.hpp"
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -46,4 +47,18 @@ void RegionCache::insert(const void* key, RegionId value) {
   slots_[i] = {key, value};
 }
 
+}  // namespace prof
+
+namespace prof {
+// flags_word reads these eight bytes with one load.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+static_assert(offsetof(Location, active) == offsetof(Location, busy) + 1 && offsetof(Location, tracing) == offsetof(Location, busy) + 2 &&
+                  offsetof(Location, profiling) == offsetof(Location, busy) + 3 &&
+                  offsetof(Location, unwind_check) == offsetof(Location, busy) + 4 &&
+                  offsetof(Location, cache_stale) == offsetof(Location, busy) + 5 &&
+                  offsetof(Location, metric_count) == offsetof(Location, busy) + 6 &&
+                  offsetof(Location, flags_spare) == offsetof(Location, busy) + 7,
+              "the flags word of location.hpp");
+#pragma GCC diagnostic pop
 }  // namespace prof

@@ -93,7 +93,8 @@ constexpr std::uint32_t kDeferredEvents = 128;
 constexpr RegionId kRepairByJump = ~0u - 1;
 
 struct Location {
-  // Hot fields, touched by every event.
+  // Hot fields, touched by every event. The first eight bytes are the flags word the compiler
+  // hooks test at once (flags_word, kFlag*): keep their order.
   bool busy = false;     ///< inside prof on this thread: a re-entered event is deferred
   bool active = true;    ///< false once the location ended or measurement stopped
   bool tracing = false;
@@ -101,6 +102,7 @@ struct Location {
   bool unwind_check = false;  ///< a longjmp happened: drop frames deeper than the next event
   bool cache_stale = false;   ///< code was unloaded (dlclose): empty the region cache first
   std::uint8_t metric_count = 0;  ///< metric values read at each recorded Enter/Leave (0: none)
+  std::uint8_t flags_spare = 0;   ///< 0: completes the flags word
   /// Events deferred from signal handlers (deferred[0..n)), replayed after the hook they
   /// interrupted (events.hpp, after_hook). Written by the handler, emptied by the owner.
   std::atomic<std::uint32_t> deferred_count{0};
@@ -194,6 +196,17 @@ struct Location {
   /// CPU time the samples of time-based sources stand for (hits x period, ns) per call path.
   std::unordered_map<const ProfileNode*, std::uint64_t>* sampled_ns = nullptr;
 };
+
+/// The flags word: busy, active, tracing, profiling, unwind_check, cache_stale, metric_count and
+/// a spare byte, one per byte from the lowest, read with one load.
+constexpr std::uint64_t kFlagBusy = 0xffull, kFlagActive = 1ull << 8, kFlagTracing = 1ull << 16,
+                        kFlagProfiling = 1ull << 24, kFlagUnwind = 0xffull << 32, kFlagStale = 0xffull << 40,
+                        kFlagMetrics = 0xffull << 48, kFlagSpare = 0xffull << 56;
+inline std::uint64_t flags_word(const Location* loc) {
+  std::uint64_t w;
+  __builtin_memcpy(&w, &loc->busy, sizeof w);
+  return w;
+}
 
 /// The calling thread's location, or nullptr before its first event. Raw TLS: no destructor,
 /// so it is still readable from late thread_local destructors and atexit handlers.

@@ -13,7 +13,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <linux/membarrier.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <ftw.h>
 #include <unistd.h>
@@ -116,10 +118,13 @@ thread_local bool t_checkpoint_fork = false;
 std::atomic<int> g_flush_signal{0};          // PROF_FLUSH_SIGNAL's number, 0: none
 std::atomic<unsigned> g_checkpoints{0};      // checkpoints written
 bool g_checkpoint_child = false;             // this process is a checkpoint's copy (write_checkpoint)
+/// membarrier(2) registered at init: finalize can make every thread's busy flag visible at once.
+bool g_membarrier = false;
 std::atomic<bool> g_checkpoint_running{false};  // a checkpoint is being written: finalize waits for it
 std::atomic<std::size_t> g_sample_chunks{0};  // pool chunks holding samples kept without a trace
 std::atomic<int> g_pending_signal{0};      // a stop signal that came during the write-out
 std::atomic<int> g_stop_signal{0};         // the signal handed to the signal writer: the process ends by it
+std::atomic<bool> g_stop_reported{false};  // its one line is printed (by the writer, or by an exit that came first)
 
 void release_chunk(void* c) { g_state->events.release(c); }
 // For buffers that are done for good: the memory goes back to the system too.
@@ -576,6 +581,12 @@ void stopped_message(int sig) {
 
 void checkpoint(int sig);
 
+/// The one line of a stop signal handed to the signal writer, by whichever thread writes first.
+void report_stop(int sig) {
+  if (!g_stop_reported.exchange(true))
+    log::error("the program was stopped by signal %d (%s); writing the data measured so far", sig, strsignal(sig));
+}
+
 void* signal_writer(void*) {
   sigset_t all;
   sigfillset(&all);
@@ -592,7 +603,7 @@ void* signal_writer(void*) {
       checkpoint(-sig);  // PROF_FLUSH_SIGNAL: write what was measured so far and go on
       continue;
     }
-    log::error("the program was stopped by signal %d (%s); writing the data measured so far", sig, strsignal(sig));
+    report_stop(sig);
     g_in_signal.store(true);  // no collectives with other processes from here on
     finalize(128 + sig);
     if (!is_fault(sig)) die_by(sig);  // a fault: the faulting thread re-raises it
@@ -769,6 +780,8 @@ void init() {
   if (!config::load(environ, &err, &warnings)) log::fatal("%s", err.c_str());
   const config::Values& v = config::g_values;
   log::g_verbose = static_cast<int>(v.verbose);
+  g_membarrier = ::syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  log::info(2, "finalize's barrier: %s", g_membarrier ? "membarrier" : "a 1 ms grace period (membarrier refused)");
   for (const auto& w : warnings) log::warning("%s", w.c_str());
 
   std::uint64_t page = v.page_size;
@@ -1248,6 +1261,14 @@ void finalize_adapters() {
 /// Stops recording everywhere, then waits (bounded) for threads still inside a hook, so their
 /// buffers are read only up to what they committed. The locations, in creation order: a
 /// location's position in its process is its index (RMA ranks rely on it).
+/// The hooks set loc->busy, then read the flags, with only a compiler fence between (no fence
+/// instruction on the hot path). After finalize changed the flags, a barrier on every thread of
+/// the process (membarrier) orders the two: each hook either saw the new flags or its busy is
+/// visible now. False where the kernel refuses it.
+bool barrier_on_all_threads() {
+  return g_membarrier && ::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
 std::vector<Location*> stop_recording(State& s, const Location* self) {
   g_compiler_hooks_on = false;
   sampling::stop();
@@ -1258,15 +1279,16 @@ std::vector<Location*> stop_recording(State& s, const Location* self) {
     locs = s.locations;
   }
   std::sort(locs.begin(), locs.end(), [](const Location* a, const Location* b) { return a->index < b->index; });
-  // A hook that read the flags just before they changed still finishes its event: give such
-  // hooks a grace period (hooks take well under a microsecond), then wait for any still busy.
+  // A hook that read the flags just before they changed still finishes its event: wait until no
+  // thread is busy. Its busy store is visible after the barrier; without membarrier, after a
+  // grace period (a hook takes well under a microsecond).
   const auto wait_busy = [&] {
     for (Location* loc : locs) {
       if (loc == self) continue;
-      for (int i = 0; i < 10000 && loc->busy && !loc->ended; ++i) ::usleep(1);
+      for (int i = 0; i < 10000 && __atomic_load_n(&loc->busy, __ATOMIC_ACQUIRE) && !loc->ended; ++i) ::usleep(1);
     }
   };
-  ::usleep(1000);
+  if (!barrier_on_all_threads()) ::usleep(1000);
   wait_busy();
   // A thread in the middle of a flush (the signal writer stops a run that was flushing) holds the
   // mutex until its buffer is written; then it stores the event that asked for room and leaves.
@@ -1808,6 +1830,13 @@ void finalize(int exit_status) {
     return;
   }
   g_finalize_tid.store(static_cast<pid_t>(::gettid()));
+  if (const int sig = g_stop_signal.load()) {
+    // The program's exit came before the signal writer (a signal right before main returned):
+    // this thread writes, and the run is one the signal stopped.
+    report_stop(sig);
+    g_in_signal.store(true);
+    exit_status = 128 + sig;
+  }
   while (g_checkpoint_running.load()) {  // PROF_FLUSH_SIGNAL's copy is writing (at most 60 s)
     struct timespec ts = {0, 1000000};
     ::nanosleep(&ts, nullptr);

@@ -15,6 +15,14 @@ namespace prof::timer {
 
 bool g_use_tsc = false;
 Timestamp g_skew = 0;
+bool g_plain_tsc = false;
+
+Timestamp now_other() {
+  if (g_use_tsc) return __rdtsc() + g_skew;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Timestamp>(ts.tv_sec) * 1000000000u + static_cast<Timestamp>(ts.tv_nsec) + g_skew;
+}
 
 namespace {
 struct Anchor {
@@ -96,6 +104,7 @@ const char* init(std::uint64_t choice, Timestamp skew) {
     }
   }
   g_use_tsc = g_kind == Kind::Tsc;
+  g_plain_tsc = g_use_tsc && g_skew == 0;
   g_rate = g_use_tsc ? g_init_rate : 1.0;
   g_begin = take_anchor();
   return warning;

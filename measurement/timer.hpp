@@ -13,18 +13,21 @@ namespace prof::timer {
 
 enum class Kind { Tsc, ClockGettime };
 
-/// Chosen once by init(); read by every event.
+/// Chosen once by init(): the TSC is the timer.
 extern bool g_use_tsc;
 /// Added to every timestamp: 0, except to test the clock correction of multi-process runs
 /// (PROF_MPI_DEBUG_CLOCK_SKEW). Set once before the first event.
 extern Timestamp g_skew;
+/// The TSC without a skew: the one case every event reads inline. Set once by init().
+extern bool g_plain_tsc PROF_HIDDEN;
+
+/// clock_gettime(CLOCK_MONOTONIC), or the TSC with a test skew: out of line.
+Timestamp now_other();
 
 // Hot path: no locks, no allocation, no errno changes.
-PROF_NO_INSTRUMENT inline Timestamp now() {
-  if (PROF_LIKELY(g_use_tsc)) return __rdtsc() + g_skew;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<Timestamp>(ts.tv_sec) * 1000000000u + static_cast<Timestamp>(ts.tv_nsec) + g_skew;
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline Timestamp now() {
+  if (PROF_LIKELY(g_plain_tsc)) return __rdtsc();
+  return now_other();
 }
 
 /// Result of the TSC checks, for tests and PROF_VERBOSE.

@@ -23,6 +23,7 @@ struct ByAddress {
     if (PROF_UNLIKELY(r == prof::kNoRegion)) r = resolve(loc, fn);
     return r;
   }
+  PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE static prof::RegionId known_region(prof::Location* loc, void* fn) { return loc->cache.find(fn); }
 };
 
 }  // namespace

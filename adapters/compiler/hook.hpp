@@ -19,35 +19,39 @@ namespace prof::compiler_hook {
 
 /// A call of a throttled region (regions.hpp): nothing recorded, but counted in the innermost
 /// frame, so that its exit tells itself apart from the exit of a frame of the region opened
-/// before it was throttled (which is closed as usual).
-template <class Clock>
-PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void throttled_call(Location* loc, RegionId r, std::uintptr_t cfa, bool is_enter, Clock clock) {
+/// before it was throttled. False for such an exit: the caller closes that frame as usual.
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool throttled_call(Location* loc, RegionId r, bool is_enter) {
   const std::uint32_t d = loc->depth;
   if (is_enter) {
     if (PROF_LIKELY(d != 0)) loc->frames[d - 1].recorded += kSkippedCall;
     else ++loc->root_skipped;
-    return;
+    return true;
   }
   if (PROF_UNLIKELY(d == 0)) {
     if (loc->root_skipped) --loc->root_skipped;
-    return;
+    return true;
   }
   Frame& top = loc->frames[d - 1];
-  if (PROF_LIKELY(top.recorded >= kSkippedCall)) top.recorded -= kSkippedCall;
-  else if (top.region == r) leave_at(loc, r, cfa, clock);
+  if (PROF_LIKELY(top.recorded >= kSkippedCall)) {
+    top.recorded -= kSkippedCall;
+    return true;
+  }
+  return top.region != r;  // not its frame: an exit without entry, ignored
 }
 
 /// The event of region `r` (not kFiltered) at clock(): throttled, enter or leave.
 template <class Clock>
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void record(Location* loc, RegionId r, std::uintptr_t cfa, bool is_enter, Clock clock) {
-  if (PROF_UNLIKELY(regions::throttled(r))) throttled_call(loc, r, cfa, is_enter, clock);
-  else if (is_enter) enter_at(loc, r, cfa, clock);
+  if (PROF_UNLIKELY(regions::throttled(r)) && throttled_call(loc, r, is_enter)) return;
+  if (is_enter) enter_at(loc, r, cfa, clock);
   else leave_at(loc, r, cfa, clock);
 }
 
 /// `Lookup` is a class with `static RegionId region(Location*, Key)` (the region, or
-/// regions::kFiltered: nothing recorded) and `static constexpr bool kAddressCache` (the lookup
-/// uses the per-thread address cache, which dlclose can make stale).
+/// regions::kFiltered: nothing recorded; resolves it on first use), `static RegionId
+/// known_region(Location*, Key)` (the same without resolving: kNoRegion then) and `static
+/// constexpr bool kAddressCache` (the lookup uses the per-thread address cache, which dlclose
+/// can make stale).
 /// The region of `key` and its event at clock(). Owner thread, busy set.
 template <class Lookup, class Key, class Clock>
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void lookup_and_record(Location* loc, Key key, std::uintptr_t cfa, bool is_enter, Clock clock) {
@@ -88,25 +92,50 @@ PROF_COLD PROF_NO_INSTRUMENT void slow(Key key, std::uintptr_t cfa, bool is_ente
   after_hook(loc);
 }
 
-/// Hot path: no locks, no allocation, no errno changes.
+/// After a hook's fast path: what it left for out-of-line code (rare).
+PROF_COLD PROF_NO_INSTRUMENT inline void after_fast(Location* loc, ProfileNode* doubled) {
+  if (doubled) {
+    loc->busy = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    detail::visits_doubled(doubled);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    loc->busy = false;
+  }
+  after_hook(loc);
+}
+
+/// Hot path: no locks, no allocation, no errno changes. The common case (flags word as expected,
+/// region known, not throttled, detail::try_enter/try_leave) makes no call; everything else goes
+/// to slow(), which handles every case.
 template <class Lookup, bool kEnter, class Key>
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void event(Key key, std::uintptr_t cfa) {
   Location* loc = tls_location;
-  if (PROF_UNLIKELY(!loc || loc->busy)) return slow<Lookup>(key, cfa, kEnter);
-  // busy first, then the flags: finalize clears the flags, then waits until no thread is busy.
+  if (PROF_UNLIKELY(!loc)) return slow<Lookup>(key, cfa, kEnter);
+  // Not busy, active, no longjmp to handle, no metrics; a stale address cache only matters to
+  // the address path. Tracing and profiling may be anything.
+  constexpr std::uint64_t kMask = kFlagBusy | kFlagActive | kFlagUnwind | kFlagMetrics | (Lookup::kAddressCache ? kFlagStale : 0);
+  const std::uint64_t w = flags_word(loc);
+  if (PROF_UNLIKELY((w & kMask) != kFlagActive)) return slow<Lookup>(key, cfa, kEnter);
+  // busy first, then the flags: finalize clears the flags, then waits until no thread is busy
+  // (membarrier orders this store before the loads below for it).
   loc->busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (PROF_UNLIKELY(!loc->active || (Lookup::kAddressCache && loc->cache_stale) || !g_compiler_hooks_on)) {
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    loc->busy = false;
-    return slow<Lookup>(key, cfa, kEnter);
+  RegionId r = kNoRegion;
+  bool done = false;
+  ProfileNode* doubled = nullptr;
+  if (PROF_LIKELY(loc->active && g_compiler_hooks_on)) {
+    r = Lookup::known_region(loc, key);
+    if (r == regions::kFiltered) {
+      done = true;  // a filtered function: nothing pushed, nothing recorded
+    } else if (PROF_LIKELY(r != kNoRegion)) {
+      if (PROF_UNLIKELY(regions::throttled(r))) done = throttled_call(loc, r, kEnter);
+      else done = kEnter ? detail::try_enter(loc, r, cfa, w) : detail::try_leave(loc, r, w, &doubled);
+    }
   }
-  const RegionId r = Lookup::region(loc, key);
-  // A filtered function: nothing pushed, nothing recorded.
-  if (PROF_LIKELY(r != regions::kFiltered)) record(loc, r, cfa, kEnter, Now{});
   std::atomic_signal_fence(std::memory_order_seq_cst);
   loc->busy = false;
-  after_hook(loc);
+  if (PROF_UNLIKELY(!done)) return slow<Lookup>(key, cfa, kEnter);
+  if (PROF_UNLIKELY(doubled != nullptr || loc->deferred_count.load(std::memory_order_relaxed) != 0)) after_fast(loc, doubled);
 }
 
 }  // namespace prof::compiler_hook

@@ -41,6 +41,9 @@ struct ByDescriptor {
     const std::uint32_t h = __atomic_load_n(&d->handle, __ATOMIC_RELAXED);
     return PROF_LIKELY(h != 0) ? h - 1 : resolve(d);
   }
+  PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE static prof::RegionId known_region(prof::Location*, prof_plugin_region* d) {
+    return __atomic_load_n(&d->handle, __ATOMIC_RELAXED) - 1;  // handle 0: kNoRegion
+  }
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "measurement/compiler.hpp"
 #include "measurement/record.hpp"
 
 namespace prof::filter {
@@ -77,7 +78,7 @@ void forget_addresses();
 /// rule, throttling on) and kThrottled. Regions from kThrottleSlots on are never throttled.
 constexpr std::uint32_t kThrottleSlots = 1u << 20;
 constexpr std::uint8_t kMayThrottle = 1, kThrottled = 2;
-extern std::atomic<std::uint8_t> g_throttle_state[kThrottleSlots];
+extern std::atomic<std::uint8_t> g_throttle_state[kThrottleSlots] PROF_HIDDEN;
 
 /// Hot path: whether region `r` is throttled.
 inline bool throttled(RegionId r) {
