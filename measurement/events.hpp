@@ -56,6 +56,16 @@ PROF_COLD bool metrics_enter(Location* loc, Timestamp t, RegionId region);
 /// `trace`: write the Leave (not when its Enter was lost).
 PROF_COLD void metrics_leave(Location* loc, Timestamp t, RegionId region, ProfileNode* node, bool trace);
 
+/// Writes a record without payload into reserved space and publishes it.
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void fill(Location* loc, Record* r, Timestamp t, RecordType type, std::uint32_t ref) {
+  r->time = t;
+  r->type = type;
+  r->slots = 0;
+  r->aux = 0;
+  r->ref = ref;
+  loc->trace.commit();
+}
+
 // Hot path: no locks, no allocation, no errno changes. False when the record was lost (no memory).
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool put(Location* loc, Timestamp t, RecordType type, std::uint32_t ref) {
   Record* r = loc->trace.try_reserve(0);
@@ -63,13 +73,20 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool put(Location* loc, Timestamp t
     r = reserve_slow(loc, t, 0);
     if (!r) return false;
   }
-  r->time = t;
-  r->type = type;
-  r->slots = 0;
-  r->aux = 0;
-  r->ref = ref;
-  loc->trace.commit();
+  fill(loc, r, t, type, ref);
   return true;
+}
+
+/// A visit of `n` that took `d` ticks ends: its figures, and the call path goes back to its
+/// parent. True when its visits reached a power of two (visits_doubled is due).
+PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool close_visit(Location* loc, ProfileNode* n, std::uint64_t d) {
+  const std::uint64_t v = ++n->visits;
+  n->incl_ticks += d;
+  if (d < n->min_ticks) n->min_ticks = d;
+  if (d > n->max_ticks) n->max_ticks = d;
+  loc->current_node = n->parent;
+  --loc->profile_depth;
+  return (v & (v - 1)) == 0;
 }
 }  // namespace detail
 
@@ -138,17 +155,9 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void pop(Location* loc, Timestamp t
   if (!rec) return;
   if (PROF_UNLIKELY(loc->metric_count)) metrics_leave(loc, t, f.region, f.node, rec != kEnterLost);
   else if (loc->tracing && rec != kEnterLost) put(loc, t, RecordType::Leave, f.region);
-  if (ProfileNode* n = f.node) {
-    std::uint64_t d = t - f.enter_time;
-    const std::uint64_t v = ++n->visits;
-    n->incl_ticks += d;
-    if (d < n->min_ticks) n->min_ticks = d;
-    if (d > n->max_ticks) n->max_ticks = d;
-    loc->current_node = n->parent;
-    --loc->profile_depth;
-    // At 1, 2, 4, ... visits: many and short? (regions.hpp, throttling)
-    if (PROF_UNLIKELY((v & (v - 1)) == 0)) visits_doubled(n);
-  }
+  // At 1, 2, 4, ... visits: many and short? (regions.hpp, throttling)
+  if (ProfileNode* n = f.node)
+    if (PROF_UNLIKELY(close_visit(loc, n, t - f.enter_time))) visits_doubled(n);
 }
 }  // namespace detail
 
@@ -188,21 +197,14 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool try_enter(Location* loc, Regio
   }
   Record* r = nullptr;
   if ((w & kFlagTracing) && PROF_UNLIKELY(!(r = loc->trace.try_reserve(0)))) return false;
-  const Timestamp t = __rdtsc();
+  const Timestamp t = (w & (kFlagTracing | kFlagProfiling)) ? __rdtsc() : 0;  // neither: the shadow stack only
   Frame& f = loc->frames[d];
   loc->depth = d + 1;
   f.cfa = cfa;
   f.region = region;
   f.recorded = kFrameRecorded;
   f.node = child;
-  if (r) {
-    r->time = t;
-    r->type = RecordType::Enter;
-    r->slots = 0;
-    r->aux = 0;
-    r->ref = region;
-    loc->trace.commit();
-  }
+  if (r) fill(loc, r, t, RecordType::Enter, region);
   if (child) {
     f.enter_time = t;
     loc->current_node = child;
@@ -220,26 +222,11 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool try_leave(Location* loc, Regio
   if (PROF_UNLIKELY(f.region != region || f.recorded != kFrameRecorded)) return false;
   Record* r = nullptr;
   if ((w & kFlagTracing) && PROF_UNLIKELY(!(r = loc->trace.try_reserve(0)))) return false;
-  const Timestamp t = __rdtsc();
+  const Timestamp t = (w & (kFlagTracing | kFlagProfiling)) ? __rdtsc() : 0;
   loc->depth = d - 1;
-  if (r) {
-    r->time = t;
-    r->type = RecordType::Leave;
-    r->slots = 0;
-    r->aux = 0;
-    r->ref = region;
-    loc->trace.commit();
-  }
-  if (ProfileNode* n = f.node) {
-    const std::uint64_t dt = t - f.enter_time;
-    const std::uint64_t v = ++n->visits;
-    n->incl_ticks += dt;
-    if (dt < n->min_ticks) n->min_ticks = dt;
-    if (dt > n->max_ticks) n->max_ticks = dt;
-    loc->current_node = n->parent;
-    --loc->profile_depth;
-    if (PROF_UNLIKELY((v & (v - 1)) == 0)) *doubled = n;
-  }
+  if (r) fill(loc, r, t, RecordType::Leave, region);
+  if (ProfileNode* n = f.node)
+    if (PROF_UNLIKELY(close_visit(loc, n, t - f.enter_time))) *doubled = n;
   return true;
 }
 
