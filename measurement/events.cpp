@@ -70,8 +70,7 @@ std::uint64_t path_key(std::uint64_t parent, RegionId region) {
 /// the reserve is used up: the spare node, pointed at `parent` but not linked below it, so the
 /// calls inside the visit still stay inside it and its time stays in the parent's exclusive time.
 ProfileNode* full_child(Location* loc, ProfileNode* parent, RegionId full_region) {
-  for (ProfileNode* c = parent->first_child; c; c = c->next_sibling)
-    if (c->region == full_region) return c;
+  if (ProfileNode* c = child_of(parent, full_region)) return c;
   ProfileFull& full = loc->full;
   if (full.used == ProfileFull::kNodes) {
     ++loc->profile_folded;
@@ -145,7 +144,6 @@ ProfileNode* new_node(Location* loc, RegionId region) {
 }
 
 void visits_doubled(const ProfileNode* n) {
-  if (n->visits < regions::throttle_visits()) return;
   int saved = errno;
   regions::consider_throttle(n->region, n->visits, n->incl_ticks);
   errno = saved;
@@ -173,8 +171,7 @@ void count_too_deep(Location* loc) {
 }
 
 ProfileNode* attach_child(Location* loc, ProfileNode* parent, RegionId region) {
-  for (ProfileNode* c = parent->first_child; c; c = c->next_sibling)
-    if (c->region == region) return c;
+  if (ProfileNode* c = child_of(parent, region)) return c;
   NodeArena& a = loc->arena;
   if (static_cast<std::size_t>(a.end - a.pos) < node_bytes(loc) && !runtime::profile_chunk_unlocked(loc)) return nullptr;
   return arena_node(loc, parent, region);

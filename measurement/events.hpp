@@ -123,8 +123,7 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void enter_at(Location* loc, Region
     }
     if (loc->profiling) {
       if (PROF_LIKELY(loc->profile_depth < loc->profile_max_depth)) {
-        ProfileNode* child = loc->current_node->first_child;
-        while (child && child->region != region) child = child->next_sibling;
+        ProfileNode* child = child_of(loc->current_node, region);
         if (PROF_UNLIKELY(!child)) child = detail::new_node(loc, region);
         if (PROF_LIKELY(child != nullptr)) {
           f.node = child;
@@ -191,8 +190,7 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool try_enter(Location* loc, Regio
   ProfileNode* child = nullptr;
   if (w & kFlagProfiling) {
     if (PROF_UNLIKELY(loc->profile_depth >= loc->profile_max_depth)) return false;
-    child = loc->current_node->first_child;
-    while (child && child->region != region) child = child->next_sibling;
+    child = child_of(loc->current_node, region);
     if (PROF_UNLIKELY(!child)) return false;
   }
   Record* r = nullptr;

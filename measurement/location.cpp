@@ -47,9 +47,6 @@ void RegionCache::insert(const void* key, RegionId value) {
   slots_[i] = {key, value};
 }
 
-}  // namespace prof
-
-namespace prof {
 // flags_word reads these eight bytes with one load.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"

@@ -201,7 +201,7 @@ struct Location {
 /// a spare byte, one per byte from the lowest, read with one load.
 constexpr std::uint64_t kFlagBusy = 0xffull, kFlagActive = 1ull << 8, kFlagTracing = 1ull << 16,
                         kFlagProfiling = 1ull << 24, kFlagUnwind = 0xffull << 32, kFlagStale = 0xffull << 40,
-                        kFlagMetrics = 0xffull << 48, kFlagSpare = 0xffull << 56;
+                        kFlagMetrics = 0xffull << 48;
 inline std::uint64_t flags_word(const Location* loc) {
   std::uint64_t w;
   __builtin_memcpy(&w, &loc->busy, sizeof w);

@@ -1258,9 +1258,6 @@ void finalize_adapters() {
     if ((*a)->finalize) (*a)->finalize();
 }
 
-/// Stops recording everywhere, then waits (bounded) for threads still inside a hook, so their
-/// buffers are read only up to what they committed. The locations, in creation order: a
-/// location's position in its process is its index (RMA ranks rely on it).
 /// The hooks set loc->busy, then read the flags, with only a compiler fence between (no fence
 /// instruction on the hot path). After finalize changed the flags, a barrier on every thread of
 /// the process (membarrier) orders the two: each hook either saw the new flags or its busy is
@@ -1269,6 +1266,9 @@ bool barrier_on_all_threads() {
   return g_membarrier && ::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
+/// Stops recording everywhere, then waits (bounded) for threads still inside a hook, so their
+/// buffers are read only up to what they committed. The locations, in creation order: a
+/// location's position in its process is its index (RMA ranks rely on it).
 std::vector<Location*> stop_recording(State& s, const Location* self) {
   g_compiler_hooks_on = false;
   sampling::stop();
@@ -1490,15 +1490,14 @@ void resolve_trace_samples(State& s, const std::vector<Location*>& locs, bool tr
   }
 }
 
-/// Builds the call-path profile (with the samples kept without a trace), merges the ranks' into
-/// one on rank 0, writes it (PROF_ENABLE_PROFILING) and the summary table (PROF_SUMMARY).
 /// The functions throttled in `profile` (the job's, on rank 0) as prof.throttle.filter, and one
 /// line that says how many and how to reuse it (not from a checkpoint's copy: the end says it).
 void write_throttle_filter(State& s, const cube4::Profile& profile) {
+  if (s.rank != 0) return;
   std::vector<filter::ThrottledRegion> throttled;
   for (const cube4::Region& r : profile.regions)
     if (r.throttled_visits) throttled.push_back({r.name, r.canonical, r.throttled_visits, r.throttled_mean_ns});
-  if (throttled.empty() || s.rank != 0) return;
+  if (throttled.empty()) return;
   std::sort(throttled.begin(), throttled.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   std::string path, err;
   {
@@ -1520,6 +1519,8 @@ void write_throttle_filter(State& s, const cube4::Profile& profile) {
             throttled.size(), throttled.size() == 1 ? " was" : "s were", v.throttle_ns, path.c_str(), path.c_str());
 }
 
+/// Builds the call-path profile (with the samples kept without a trace), merges the ranks' into
+/// one on rank 0, writes it (PROF_ENABLE_PROFILING) and the summary table (PROF_SUMMARY).
 void write_profile(State& s, const std::vector<Location*>& locs, bool together, Timestamp last) {
   const config::Values& v = config::g_values;
   {

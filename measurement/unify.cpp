@@ -169,10 +169,7 @@ struct Set {
   std::uint32_t add_region(const regions::RegionDef& r) {
     auto [it, fresh] = region_index.emplace(region_key(r), static_cast<std::uint32_t>(regions.size()));
     if (fresh) regions.push_back(r);
-    else if (r.throttled_visits && !regions[it->second].throttled_visits) {  // throttled in that process only
-      regions[it->second].throttled_visits = r.throttled_visits;
-      regions[it->second].throttled_mean_ns = r.throttled_mean_ns;
-    }
+    else regions::keep_throttled(regions[it->second], r);
     return it->second;
   }
   std::uint32_t add_comm(CommEntry e) {

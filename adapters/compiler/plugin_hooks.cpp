@@ -2,7 +2,8 @@
 // The hooks prof's GCC plugin inserts: each call carries the function's static descriptor, whose
 // handle caches the region id, so there is no address lookup, no symbol table and no per-thread
 // cache probe; the instrumented code calls them only while the descriptor's flags are 0 (not
-// filtered, not throttled) at the function's entry. The rest is the hook body both compiler adapters share (hook.hpp).
+// filtered, not throttled) at the function's entry. The rest is the hook body both compiler
+// adapters share (hook.hpp).
 #include <cerrno>
 
 #include "adapters/adapter.hpp"

@@ -20,7 +20,6 @@ struct Registry {
   std::unordered_map<const void*, RegionId> by_address;
   std::unordered_map<RegionId, std::uintptr_t> entries;  // region → function entry (sampling)
   std::unordered_map<RegionId, std::vector<std::uint32_t*>> descriptors;  // GCC plugin flags words
-  std::size_t throttled = 0;
 };
 // Never destroyed: hooks may run during exit, after static destructors.
 Registry& registry() {
@@ -156,8 +155,6 @@ void set_throttle(std::uint64_t visits, std::uint64_t max_ns, double ticks_per_n
   g_throttle_max_ticks = static_cast<double>(max_ns) * g_ticks_per_ns;
 }
 
-std::uint64_t throttle_visits() { return g_throttle_visits; }
-
 bool consider_throttle(RegionId id, std::uint64_t visits, std::uint64_t incl_ticks) {
   if (!g_throttle_visits || visits < g_throttle_visits || id >= kThrottleSlots) return false;
   if ((g_throttle_state[id].load(std::memory_order_relaxed) & (kMayThrottle | kThrottled)) != kMayThrottle) return false;
@@ -165,7 +162,6 @@ bool consider_throttle(RegionId id, std::uint64_t visits, std::uint64_t incl_tic
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   if (g_throttle_state[id].fetch_or(kThrottled, std::memory_order_relaxed) & kThrottled) return false;
-  ++r.throttled;
   if (id < r.defs.size()) {
     r.defs[id].throttled_visits = visits;
     r.defs[id].throttled_mean_ns = static_cast<std::uint32_t>(static_cast<double>(incl_ticks) / static_cast<double>(visits) / g_ticks_per_ns + 0.5);
@@ -184,12 +180,6 @@ void note_descriptor(RegionId id, std::uint32_t* flags) {
   std::lock_guard<std::mutex> lock(r.mutex);
   if (g_throttle_state[id].load(std::memory_order_relaxed) & kThrottled) __atomic_or_fetch(flags, kDescriptorSkip, __ATOMIC_RELAXED);
   else r.descriptors[id].push_back(flags);
-}
-
-std::size_t throttled_count() {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  return r.throttled;
 }
 
 std::vector<RegionDef> snapshot() {

@@ -89,8 +89,6 @@ inline bool throttled(RegionId r) {
 /// least that many visits whose mean inclusive time is below `max_ns`) or off (0). At init,
 /// before regions are defined.
 void set_throttle(std::uint64_t visits, std::uint64_t max_ns, double ticks_per_ns);
-/// The thresholds in effect: visits 0 = off.
-std::uint64_t throttle_visits();
 /// Called when a call path of `r` has `visits` visits (a power of two) of `incl_ticks` in all:
 /// throttles `r` when it may be and they are many and short. True when it was throttled now.
 /// Any thread; locks when it throttles.
@@ -106,8 +104,15 @@ inline std::string throttled_description(std::uint64_t visits, std::uint32_t mea
   return "throttled by prof (PROF_THROTTLE) after " + std::to_string(visits) + " visits of " + std::to_string(mean_ns) +
          " ns on average in one call path: later calls were not measured, their time is in their callers' exclusive time";
 }
-/// How many regions are throttled.
-std::size_t throttled_count();
+/// A region `from`'s process throttled and `into`'s did not (merging definitions of several
+/// processes: throttling is not part of a region's identity): `into` takes its figures.
+template <class Region>
+void keep_throttled(Region& into, const Region& from) {
+  if (from.throttled_visits && !into.throttled_visits) {
+    into.throttled_visits = from.throttled_visits;
+    into.throttled_mean_ns = from.throttled_mean_ns;
+  }
+}
 
 /// A copy of all definitions, index = RegionId.
 std::vector<RegionDef> snapshot();

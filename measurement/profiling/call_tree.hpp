@@ -27,6 +27,13 @@ struct ProfileNode {
 };
 static_assert(sizeof(ProfileNode) == 64, "a profile node is one cache line");
 
+/// The child of `parent` for `region`, nullptr when it has none yet. Hot path.
+inline ProfileNode* child_of(const ProfileNode* parent, RegionId region) {
+  ProfileNode* c = parent->first_child;
+  while (c && c->region != region) c = c->next_sibling;
+  return c;
+}
+
 /// Bump allocator of profile nodes over slabs of pool chunks; owned by one location.
 struct NodeArena {
   char* pos = nullptr;

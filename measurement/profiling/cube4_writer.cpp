@@ -2,8 +2,6 @@
 // CUBE4 profile writer; see cube4_writer.hpp and shared/CUBE4-FORMAT.md (section numbers below).
 #include "measurement/profiling/cube4_writer.hpp"
 
-#include "measurement/definitions/regions.hpp"
-
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +11,8 @@
 #include <new>
 #include <string>
 #include <vector>
+
+#include "measurement/definitions/regions.hpp"
 
 namespace prof::cube4 {
 namespace {

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "measurement/bytes.hpp"
+#include "measurement/definitions/regions.hpp"
 #include "measurement/mpp.hpp"
 #include "measurement/unify.hpp"
 
@@ -173,10 +174,7 @@ void merge(cube4::Profile& into, const cube4::Profile& in) {
   for (const auto& r : other.regions) {
     auto [it, fresh] = region_index.emplace(key_of(r), static_cast<std::uint32_t>(into.regions.size()));
     if (fresh) into.regions.push_back(r);
-    else if (r.throttled_visits && !into.regions[it->second].throttled_visits) {  // throttled in that rank only
-      into.regions[it->second].throttled_visits = r.throttled_visits;
-      into.regions[it->second].throttled_mean_ns = r.throttled_mean_ns;
-    }
+    else regions::keep_throttled(into.regions[it->second], r);
     region_map.push_back(it->second);
   }
   // Call paths: other's parents come before their children, so each maps onto a known parent.
