@@ -10,13 +10,15 @@ cmake --install "$build" --prefix "$work/prefix" >/dev/null
 for f in bin/prof-wrap bin/prof-info bin/prof-score bin/prof-export bin/prof-report bin/prof-gcc bin/prof-mpicc bin/prof-gfortran bin/prof-mpifort bin/prof-mpif90 lib/libprof.so include/prof/user.h include/prof/instrumented.h; do
   [ -e "$work/prefix/$f" ] || { echo "FAIL: $f is not installed"; exit 1; }
 done
-"$work/prefix/bin/prof-info" config-vars | grep -q PROF_ENABLE_TRACING || { echo "FAIL: prof-info"; exit 1; }
+# Outputs go to files before grep -q reads them: under pipefail, grep's early exit can end the
+# writer with SIGPIPE once its output passes a pipe buffer (prof-info's list is over 4 KiB).
+"$work/prefix/bin/prof-info" config-vars >"$work/info.txt" && grep -q PROF_ENABLE_TRACING "$work/info.txt" || { echo "FAIL: prof-info"; exit 1; }
 cd "$work"
 "$work/prefix/bin/prof-wrap" gcc -O2 "$src" -o prog
 readelf -d prog | grep -q "$work/prefix/lib" || { echo "FAIL: prog does not take libprof from the prefix"; exit 1; }
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp ./prog
 check_trace exp/traces.otf2 --expect-region fib --expect-locations 1
-"$work/prefix/bin/prof-score" -r exp | grep -Eq "^ +USR +[0-9,]+ +1,973 .*  fib$" || { echo "FAIL: prof-score from the prefix"; exit 1; }
+"$work/prefix/bin/prof-score" -r exp >score.txt && grep -Eq "^ +USR +[0-9,]+ +1,973 .*  fib$" score.txt || { echo "FAIL: prof-score from the prefix"; exit 1; }
 "$work/prefix/bin/prof-report" exp >/dev/null && [ -s exp/report.html ] || { echo "FAIL: prof-report from the prefix"; exit 1; }
 "$work/prefix/bin/prof-export" -q exp >/dev/null && [ -s exp/trace.pftrace ] || { echo "FAIL: prof-export from the prefix"; exit 1; }
 if [ -e "$work/prefix/lib/prof_gcc_plugin.so" ]; then
