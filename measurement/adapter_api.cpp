@@ -33,6 +33,11 @@ Timestamp now() { return timer::now(); }
 std::uint64_t ticks_per_second() { return timer::resolution(); }
 void enter(Location* loc, RegionId region) { prof::enter(loc, region, 0); }
 void leave(Location* loc, RegionId region) { prof::leave(loc, region, 0); }
+void enter_correlated(Location* loc, RegionId region, std::uint32_t correlation) {
+  const Timestamp t = timer::now();
+  if (loc->tracing) prof::event(loc, t, RecordType::CorrelationId, correlation, 0, nullptr, 0);
+  prof::enter_at(loc, region, 0, At{t});
+}
 
 void set_interpreter(const void* address) { sampling::set_interpreter(address); }
 

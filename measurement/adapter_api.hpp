@@ -32,6 +32,9 @@ PROF_API Timestamp now();
 PROF_API std::uint64_t ticks_per_second();
 PROF_API void enter(Location* loc, RegionId region);
 PROF_API void leave(Location* loc, RegionId region);
+/// enter() of a call that makes GPU work, with the trace's CorrelationId record `correlation`
+/// right before the Enter, both at one clock read.
+PROF_API void enter_correlated(Location* loc, RegionId region, std::uint32_t correlation);
 /// acquire + enter + release in one call, for adapters whose events are as frequent as function
 /// calls (Python): false when no event could be written (see acquire()), so that the caller
 /// leaves out the matching leave_now.

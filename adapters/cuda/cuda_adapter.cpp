@@ -124,10 +124,12 @@ RegionId api_region(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const ch
 
 // correlation id → the host call that launched GPU work: its thread (the index of its location,
 // the RMA peer of a copy) and its call path (where the profile puts the GPU time). A ring of
-// slots indexed by the id's low bits, so a launch costs no allocation: a graph launch's kernels
-// share its id, so a slot is not emptied when used but overwritten by the id 2^18 later (ids
-// grow; a launch's records arrive within a flush period or two). calloc'd: only the slots used
-// are ever touched.
+// slots indexed by the id's low bits, so a launch costs no allocation and no lock: a graph
+// launch's kernels share its id, so a slot is not emptied when used but overwritten by the id
+// 2^18 later (ids grow; a launch's records arrive within a flush period or two). The launching
+// thread writes a slot as a sequence lock (id 0, the fields, then the id); the consumer copies
+// the fields and takes them only where the id is the one it looks for before and after.
+// calloc'd: only the slots used are ever touched.
 struct Issuer {
   std::uint32_t thread = 0;
   const void* path = nullptr;
@@ -136,13 +138,41 @@ struct Issuer {
 // The correlation id of the outermost launching call in progress on this thread that is a region
 // (a runtime launch and the driver launch inside it share the runtime call's id), 0: none.
 thread_local std::uint32_t tls_launch_id = 0;
+// The outermost launching call in progress on this thread, region or not (0: none), and its
+// issuer: the driver calls inside it that are no regions (the runtime's launch calls
+// cuLaunchKernel) take it without asking the measurement again.
+thread_local std::uint32_t tls_outer_launch = 0;
+thread_local Issuer tls_outer_issuer;
+// What a call's exit has to do (CUPTI's correlationData, set at its entry).
+constexpr std::uint64_t kLeaveDue = 1, kEndsLaunchRegion = 2, kEndsOuterLaunch = 4;
 struct CorrelationSlot {
-  std::uint32_t id;  // 0: empty (CUPTI's ids start at 1)
-  Issuer who;
+  std::atomic<std::uint32_t> id;  // 0: empty or being written (CUPTI's ids start at 1)
+  std::atomic<std::uint32_t> thread, host_id;
+  std::atomic<const void*> path;
 };
 constexpr std::uint32_t kCorrelationWindow = 1u << 18;
-std::mutex g_corr_mutex;
 CorrelationSlot* g_corr;
+
+void remember_issuer(std::uint32_t correlation, const Issuer& who) {
+  CorrelationSlot& slot = g_corr[correlation & (kCorrelationWindow - 1)];
+  slot.id.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  slot.thread.store(who.thread, std::memory_order_relaxed);
+  slot.host_id.store(who.host_id, std::memory_order_relaxed);
+  slot.path.store(who.path, std::memory_order_relaxed);
+  slot.id.store(correlation, std::memory_order_release);
+}
+
+bool recall_issuer(std::uint32_t correlation, Issuer* who) {
+  const CorrelationSlot& slot = g_corr[correlation & (kCorrelationWindow - 1)];
+  if (slot.id.load(std::memory_order_acquire) != correlation) return false;
+  who->thread = slot.thread.load(std::memory_order_relaxed);
+  who->host_id = slot.host_id.load(std::memory_order_relaxed);
+  who->path = slot.path.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return slot.id.load(std::memory_order_relaxed) == correlation;
+}
+
 // Per runtime/driver callback id: whether the call makes GPU work (0 not known yet, 1 no, 2 yes).
 std::atomic<std::uint8_t> g_runtime_activity[kRuntimeIds], g_driver_activity[kDriverIds];
 
@@ -250,12 +280,9 @@ Stream& stream_of(const Item& it) {
 // The host call behind correlation `c` (or the runtime's `runtime_c`); thread 0 (the master
 // thread) and no path when unknown.
 Issuer issuer(std::uint32_t c, std::uint32_t runtime_c) {
-  std::lock_guard<std::mutex> lock(g_corr_mutex);
-  for (std::uint32_t key : {runtime_c, c}) {
-    if (!key) continue;
-    const CorrelationSlot& slot = g_corr[key & (kCorrelationWindow - 1)];
-    if (slot.id == key) return slot.who;
-  }
+  Issuer who;
+  for (std::uint32_t key : {runtime_c, c})
+    if (key && recall_issuer(key, &who)) return who;
   ++g_unknown_issuer;  // consumer lock held: counted, reported with PROF_VERBOSE
   return Issuer{};
 }
@@ -445,6 +472,57 @@ const char* result_string(CUptiResult r) {
   return s ? s : "unknown CUPTI error";
 }
 
+// A runtime or driver API call's entry or exit.
+void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  const RegionId region = api_region(domain, cbid, cb->functionName);
+  if (cb->callbackSite == CUPTI_API_ENTER) {
+    *cb->correlationData = 0;
+    const bool launches = g_activity.load(std::memory_order_relaxed) && call_makes_activity(domain, cbid, cb->functionName);
+    if (launches && region == kNoRegion && tls_outer_launch) {
+      remember_issuer(cb->correlationId, tls_outer_issuer);
+      return;
+    }
+    Location* loc = api::acquire();
+    if (!loc) {
+      if (launches) g_launch_unrecorded.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    std::uint64_t due = 0;
+    if (region != kNoRegion) {
+      due = kLeaveDue;
+      if (launches && !tls_launch_id) {
+        // The outermost launching call: its Enter carries the id that its GPU work's Enter carries too.
+        tls_launch_id = cb->correlationId;
+        api::enter_correlated(loc, region, cb->correlationId);
+        due |= kEndsLaunchRegion;
+      } else {
+        api::enter(loc, region);
+      }
+    }
+    if (launches) {
+      const Issuer who{api::location_index(loc), api::call_path(loc), tls_launch_id};  // inside the call's own region
+      if (!tls_outer_launch) {
+        tls_outer_launch = cb->correlationId;
+        tls_outer_issuer = who;
+        due |= kEndsOuterLaunch;
+      }
+      remember_issuer(cb->correlationId, who);
+    }
+    *cb->correlationData = due;
+    api::release(loc);
+  } else if (const std::uint64_t due = *cb->correlationData) {
+    if (due & kEndsLaunchRegion) tls_launch_id = 0;
+    if (due & kEndsOuterLaunch) tls_outer_launch = 0;
+    if (due & kLeaveDue) api::leave_now(region);
+  }
+}
+
+// With PROF_VERBOSE=2: prof's own time in CUPTI's API callbacks (from its entry into prof's
+// callback to its return; CUPTI's own work around it is not in it), and the timestamp callback's calls.
+bool g_self_timing = false;
+std::atomic<std::uint64_t> g_self_ticks{0}, g_self_calls{0}, g_timestamp_calls{0};
+
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     // The context's records must be out before it goes.
@@ -452,40 +530,16 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     return;
   }
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-  const RegionId region = api_region(domain, cbid, cb->functionName);
-  if (cb->callbackSite == CUPTI_API_ENTER) {
-    *cb->correlationData = 0;
-    Location* loc = api::acquire();
-    if (!loc) {
-      if (g_activity && call_makes_activity(domain, cbid, cb->functionName)) g_launch_unrecorded.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    const bool launches = g_activity && call_makes_activity(domain, cbid, cb->functionName);
-    if (region != kNoRegion) {
-      if (launches && !tls_launch_id) {
-        // The outermost launching call: its Enter carries the id that its GPU work's Enter carries too.
-        tls_launch_id = cb->correlationId;
-        api::event(loc, api::now(), RecordType::CorrelationId, cb->correlationId, 0, nullptr, 0);
-        *cb->correlationData = 2;  // its Leave is due at the exit, then the id is free
-      } else {
-        *cb->correlationData = 1;  // its Leave is due at the exit
-      }
-      api::enter(loc, region);
-    }
-    if (launches) {
-      const Issuer who{api::location_index(loc), api::call_path(loc), tls_launch_id};  // inside the call's own region
-      std::lock_guard<std::mutex> lock(g_corr_mutex);
-      g_corr[cb->correlationId & (kCorrelationWindow - 1)] = CorrelationSlot{cb->correlationId, who};
-    }
-    api::release(loc);
-  } else if (*cb->correlationData) {
-    if (*cb->correlationData == 2) tls_launch_id = 0;
-    if (Location* loc = api::acquire()) {
-      api::leave(loc, region);
-      api::release(loc);
-    }
-  }
+  if (!g_self_timing) return api_callback(domain, cbid, data);
+  const Timestamp t0 = api::now();
+  api_callback(domain, cbid, data);
+  g_self_ticks.fetch_add(api::now() - t0, std::memory_order_relaxed);
+  g_self_calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t CUPTIAPI timestamp() {
+  if (g_self_timing) g_timestamp_calls.fetch_add(1, std::memory_order_relaxed);
+  return api::now();
 }
 
 bool check(CUptiResult r, const char* what) {
@@ -510,6 +564,7 @@ int adapter_init() {
   const config::Values& v = api::values();
   g_enable = v.cuda_enable;
   if (!g_enable) return 0;
+  g_self_timing = v.verbose >= 2;
   for (auto& r : g_runtime_regions) r.store(kUnset, std::memory_order_relaxed);
   for (auto& r : g_driver_regions) r.store(kUnset, std::memory_order_relaxed);
   for (auto& r : g_copy_regions) r = kNoRegion;
@@ -556,7 +611,7 @@ int adapter_init() {
   if (!timeline) return 0;
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   // GPU times on prof's clock.
-  if (cuptiActivityRegisterTimestampCallback([]() -> uint64_t { return api::now(); }) != CUPTI_SUCCESS)
+  if (cuptiActivityRegisterTimestampCallback(&timestamp) != CUPTI_SUCCESS)
     api::warning("CUDA: CUPTI cannot take prof's clock (cuptiActivityRegisterTimestampCallback); GPU times are CUPTI's own");
   if (!check(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed), "cuptiActivityRegisterCallbacks")) return 0;
   bool ok = true;
@@ -605,6 +660,14 @@ void adapter_finalize() {
                              (g_unknown_names.empty() ? std::string() : " (e.g. " + g_unknown_names + ")") + ", " +
                              std::to_string(g_launch_unrecorded.load()) + " launches on a thread that could not record them";
     api::info(1, info.c_str());
+  }
+  if (g_self_timing && g_self_calls.load()) {
+    const double ns = static_cast<double>(g_self_ticks.load()) * 1e9 / static_cast<double>(api::ticks_per_second());
+    const std::string text = "CUDA: prof's own work in CUPTI's API callbacks: " + std::to_string(g_self_calls.load()) +
+                             " callbacks, " + std::to_string(static_cast<long long>(ns / static_cast<double>(g_self_calls.load()))) +
+                             " ns each on average (CUPTI's own work around them not included); " +
+                             std::to_string(g_timestamp_calls.load()) + " calls of the timestamp callback";
+    api::info(2, text.c_str());
   }
   if (g_subscribed) {
     cuptiUnsubscribe(g_subscriber);
