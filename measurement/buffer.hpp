@@ -53,6 +53,8 @@ class EventBuffer {
       const char* begin = reinterpret_cast<const char*>(c + 1);
       const char* end = c == current_ ? committed : begin + c->used_bytes;
       for (const char* p = begin; p < end;) {
+        // Ahead of the hardware prefetcher, which stops at each 4 KiB page (chunks are PROF_PAGE_SIZE).
+        __builtin_prefetch(p + 2048);
         const Record* r = reinterpret_cast<const Record*>(p);
         if (p + kRecordBytes * (1u + r->slots) > end) break;
         f(*r, reinterpret_cast<const Payload*>(p + kRecordBytes));

@@ -127,8 +127,26 @@ std::atomic<int> g_stop_signal{0};         // the signal handed to the signal wr
 std::atomic<bool> g_stop_reported{false};  // its one line is printed (by the writer, or by an exit that came first)
 
 void release_chunk(void* c) { g_state->events.release(c); }
-// For buffers that are done for good: the memory goes back to the system too.
-void give_back_chunk(void* c) { g_state->events.release(c, true); }
+
+// For buffers that are done for good: the chunks back to the pool, their pages to the kernel, in
+// one madvise per run of adjacent chunks (a thread's chunks mostly are: the pool hands fresh ones
+// out in order), not one per chunk.
+void give_back_all(EventBuffer& trace) {
+  ChunkPool& pool = g_state->events;
+  char* run = nullptr;
+  std::size_t count = 0;
+  trace.release_all([&](void* chunk) {
+    char* c = static_cast<char*>(chunk);
+    if (run && c == run + count * pool.chunk_bytes()) {
+      ++count;
+      return;
+    }
+    if (run) pool.release_run(run, count);
+    run = c;
+    count = 1;
+  });
+  if (run) pool.release_run(run, count);
+}
 
 void read_cmdline(State& s) {
   s.exe_name = "program";
@@ -422,7 +440,7 @@ bool write_out_locked(State& s, Location* loc) {
 bool retire_locked(State& s, Location* loc) {
   if (s.is_ready && spill_instead(s, loc)) {
     if (loc->trace.empty() || spill_locked(s, loc)) {
-      loc->trace.release_all(give_back_chunk);
+      give_back_all(loc->trace);
       return true;
     }
   }
@@ -450,7 +468,7 @@ bool convert_locked(State& s, Location* loc, bool close) {
     if (!loc->spill_file.empty() && !g_checkpoint_child) ::unlink(loc->spill_file.c_str());  // never the process's, from a checkpoint's copy
     loc->spill_file.clear();
     if (close) {
-      loc->trace.release_all(give_back_chunk);
+      give_back_all(loc->trace);
       loc->converted = true;
     } else {
       loc->trace.clear(release_chunk);
@@ -464,7 +482,7 @@ bool convert_locked(State& s, Location* loc, bool close) {
   if (!s.writer.write_events(loc->global_id, loc->trace, false) && !s.writer.failed())
     log::error("writing the trace of location %u failed: %s", loc->index, s.writer.last_error().c_str());
   if (close) {
-    loc->trace.release_all(give_back_chunk);  // before the close needs OTF2's file buffer
+    give_back_all(loc->trace);  // before the close needs OTF2's file buffer
     s.writer.close_location(loc->global_id);
     loc->converted = true;
   } else {
@@ -482,7 +500,7 @@ void flush_locked(State& s, Location* loc, Timestamp t) {
     // Ended threads' buffers go to their spill files too, and their memory back to the pool.
     for (Location* other : s.locations)
       if (other != loc && other->ended && !other->parked && !other->converted && other->trace.has_chunk() && spill_locked(s, other))
-        other->trace.release_all(give_back_chunk);
+        give_back_all(other->trace);
   } else {
     written = write_out_locked(s, loc);
     // Threads that ended keep chunks nobody writes any more: hand them back too.
@@ -1396,6 +1414,7 @@ bool write_trace(State& s, const std::vector<Location*>& locs, bool together, co
                  std::vector<std::uint32_t>* merged = nullptr) {
   const auto global = [&](Timestamp t, std::int64_t off) { return static_cast<Timestamp>(static_cast<std::int64_t>(t) + off); };
   std::lock_guard<std::mutex> lock(s.mutex);
+  const double write_start = wall_ms();
   s.events.trim();  // free chunks go back before OTF2 needs memory to close its files
   log_rss("before the final conversion");
   // Locations with an open OTF2 writer first: each close gives its buffer back for the others.
@@ -1471,7 +1490,8 @@ bool write_trace(State& s, const std::vector<Location*>& locs, bool together, co
     if (const std::uint64_t dropped = s.writer.stats().dropped_events)
       log::info(1, "%" PRIu64 " events recorded after the trace failed were dropped", dropped);
   } else if (s.rank == 0)
-    log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events here)", s.directory.c_str(), s.writer.stats().events);
+    log::info(1, "trace written: %s/traces.otf2 (%" PRIu64 " events here; the final conversion and the archive's close took %.0f ms)",
+              s.directory.c_str(), s.writer.stats().events, wall_ms() - write_start);
   log_rss("after writing the definitions");
   return written;
 }

@@ -464,35 +464,55 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
   OTF2_Type metric_types[256];
   OTF2_MetricValue metric_values[256];
   for (OTF2_Type& type : metric_types) type = OTF2_TYPE_UINT64;
+  // The loop's state in locals (registers across the OTF2 calls, which the compiler cannot see into).
+  Timestamp last = loc.last;
+  std::uint32_t correlation = loc.correlation;
+  std::vector<std::uint32_t>& open = loc.open;
   buffer.for_each([&](const Record& r, const Payload* p) {
     if (rc != OTF2_SUCCESS) return;
-    Timestamp t = r.time < loc.last ? loc.last : r.time;
-    loc.last = t;
+    const Timestamp t = r.time < last ? last : r.time;
+    last = t;
+    // The bulk of a trace: an Enter, or the Leave of the innermost open region, without payload
+    // or correlation id.
+    if (PROF_LIKELY(r.slots == 0 && !correlation)) {
+      if (r.type == RecordType::Enter) {
+        open.push_back(r.ref);
+        rc = OTF2_EvtWriter_Enter(w, nullptr, t, r.ref);
+        ++n;
+        return;
+      }
+      if (r.type == RecordType::Leave && !open.empty() && open.back() == r.ref) {
+        open.pop_back();
+        rc = OTF2_EvtWriter_Leave(w, nullptr, t, r.ref);
+        ++n;
+        return;
+      }
+    }
     // Nesting: events lost for lack of memory (an Enter, or the Leaves of inner regions) must not
     // leave the trace with a Leave that has no Enter, or with regions that never end.
     if (r.type == RecordType::Enter) {
-      loc.open.push_back(r.ref);
-    } else if (r.type == RecordType::Leave && (loc.open.empty() || loc.open.back() != r.ref)) {
+      open.push_back(r.ref);
+    } else if (r.type == RecordType::Leave && (open.empty() || open.back() != r.ref)) {
       // Not the innermost region (rare: only after lost events): searched from the inside out.
-      if (std::find(loc.open.rbegin(), loc.open.rend(), r.ref) == loc.open.rend()) {
+      if (std::find(open.rbegin(), open.rend(), r.ref) == open.rend()) {
         ++m.stats.dropped_leaves;  // its Enter was lost: the Leave (and its metric values) too
-        loc.correlation = 0;
+        correlation = 0;
         return;
       }
-      while (loc.open.back() != r.ref) {
-        rc = OTF2_EvtWriter_Leave(w, nullptr, t, loc.open.back());
+      while (open.back() != r.ref) {
+        rc = OTF2_EvtWriter_Leave(w, nullptr, t, open.back());
         if (rc != OTF2_SUCCESS) return;
-        loc.open.pop_back();
+        open.pop_back();
         ++m.stats.closed_regions;
         ++n;
       }
-      loc.open.pop_back();
+      open.pop_back();
     } else if (r.type == RecordType::Leave) {
-      loc.open.pop_back();
+      open.pop_back();
     } else if (r.type == RecordType::ThreadEnd || r.type == RecordType::ProgramEnd) {
       // Frames are closed before these: what is still open lost its Leave.
-      for (; !loc.open.empty(); loc.open.pop_back()) {
-        rc = OTF2_EvtWriter_Leave(w, nullptr, t, loc.open.back());
+      for (; !open.empty(); open.pop_back()) {
+        rc = OTF2_EvtWriter_Leave(w, nullptr, t, open.back());
         if (rc != OTF2_SUCCESS) return;
         ++m.stats.closed_regions;
         ++n;
@@ -512,16 +532,16 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
       }
     }
     OTF2_AttributeList* attributes = nullptr;
-    if (loc.correlation && (r.type == RecordType::Enter || r.type == RecordType::Leave)) {
+    if (correlation && (r.type == RecordType::Enter || r.type == RecordType::Leave)) {
       if (!m.attributes) m.attributes = OTF2_AttributeList_New();
-      if (m.attributes && OTF2_AttributeList_AddUint32(m.attributes, kCorrelationAttribute, loc.correlation) == OTF2_SUCCESS)
+      if (m.attributes && OTF2_AttributeList_AddUint32(m.attributes, kCorrelationAttribute, correlation) == OTF2_SUCCESS)
         attributes = m.attributes;  // OTF2 empties the list when it writes the event
-      loc.correlation = 0;
+      correlation = 0;
     }
     switch (r.type) {
       case RecordType::Enter: rc = OTF2_EvtWriter_Enter(w, attributes, t, r.ref); break;
       case RecordType::Leave: rc = OTF2_EvtWriter_Leave(w, attributes, t, r.ref); break;
-      case RecordType::CorrelationId: loc.correlation = r.ref; return;
+      case RecordType::CorrelationId: correlation = r.ref; return;
       case RecordType::MeasurementOnOff:
         rc = OTF2_EvtWriter_MeasurementOnOff(w, nullptr, t, static_cast<OTF2_MeasurementMode>(r.ref));
         break;
@@ -598,6 +618,8 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
     }
     ++n;
   });
+  loc.last = last;
+  loc.correlation = correlation;
   loc.events += n;
   m.stats.events += n;
   if (rc != OTF2_SUCCESS || m.failed) {

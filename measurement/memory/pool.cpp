@@ -83,6 +83,12 @@ void ChunkPool::release(void* chunk, bool to_system) noexcept {
                                              std::memory_order_relaxed));
 }
 
+void ChunkPool::release_run(void* first, std::size_t count) noexcept {
+  char* c = static_cast<char*>(first);
+  ::madvise(c, count * chunk_bytes_, MADV_DONTNEED);
+  for (std::size_t i = 0; i < count; ++i) release(c + i * chunk_bytes_, false);
+}
+
 void ChunkPool::trim() noexcept {
   std::uint64_t head = free_head_.load(std::memory_order_acquire);
   for (std::uint32_t i1 = head & 0xffffffffu; i1;) {

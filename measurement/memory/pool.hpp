@@ -28,6 +28,9 @@ class ChunkPool {
   /// Gives a chunk back; it must come from acquire() of this pool. `to_system`: also return
   /// its pages to the kernel (madvise), for memory that will not be needed again soon.
   void release(void* chunk, bool to_system = false) noexcept;
+  /// release(chunk, true) for `count` adjacent chunks from `first`, their pages returned in one
+  /// madvise (before any of them is free again).
+  void release_run(void* first, std::size_t count) noexcept;
 
   /// Returns the pages of every free chunk to the kernel. Not concurrent with acquire/release
   /// (used at finalize, when no thread records any more).
