@@ -27,8 +27,10 @@ n=$(grep -c . <<<"$defs" || true)
 [ "$n" = 1 ] || { echo "FAIL: twice<int> is $n regions, expected 1"; exit 1; }
 enters=$(otf2-print exp/traces.otf2 | grep -c '^ENTER .*Region: "int twice<int>(int)"' || true)
 [ "$enters" = 2 ] || { echo "FAIL: twice<int> entered $enters times, expected 2"; exit 1; }
-grep -q "File: \"$work/inc/t.h\"" <<<"$(otf2-print -G exp/traces.otf2 | grep -A3 'twice<int>' || true)" ||
-  otf2-print -G exp/traces.otf2 | grep -q "\"$work/inc/t.h\"" || { echo "FAIL: the region's file is not $work/inc/t.h"; exit 1; }
+# To a file first: under pipefail, grep -q's early exit could end otf2-print with SIGPIPE.
+otf2-print -G exp/traces.otf2 >defs.txt
+grep -q "File: \"$work/inc/t.h\"" <<<"$(grep -A3 'twice<int>' defs.txt || true)" ||
+  grep -q "\"$work/inc/t.h\"" defs.txt || { echo "FAIL: the region's file is not $work/inc/t.h"; exit 1; }
 
 "$wrap" gcc -c -fno-instrument-functions -x c - -o none.o <<<'int f(int x) { return x; }'
 if nm none.o | grep -E '__prof_plugin|__cyg_profile|__prof_region'; then echo "FAIL: -fno-instrument-functions did not win"; exit 1; fi

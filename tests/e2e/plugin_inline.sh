@@ -18,7 +18,8 @@ fail() { echo "plugin_inline: FAIL: $*" >&2; exit 1; }
 
 # GCC inlines the instrumented bodies: no out-of-line copy is left, yet the hooks stay.
 for f in compute_forces pair_force integrate energy; do
-  if nm with_filter | grep -q " t $f\$"; then echo "note: GCC kept an out-of-line $f"; else echo "$f: inlined"; fi
+  nm with_filter >symbols.txt  # a file, not a pipe: grep -q's early exit under pipefail
+  if grep -q " t $f\$" symbols.txt; then echo "note: GCC kept an out-of-line $f"; else echo "$f: inlined"; fi
 done
 
 PROF_ENABLE_TRACING=true PROF_ENABLE_PROFILING=true PROF_EXPERIMENT_DIRECTORY=exp ./with_filter >out.txt

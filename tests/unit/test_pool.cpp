@@ -95,6 +95,33 @@ TEST_CASE("pool release makes chunks available again", "[pool]") {
   CHECK(pool.in_use() == 0);
 }
 
+TEST_CASE("pool release_run gives adjacent chunks back with their pages returned", "[pool]") {
+  ChunkPool pool;
+  const std::size_t page = 4096;  // madvise works on whole pages: chunks of one page each
+  REQUIRE(pool.init(8 * page, page));
+  std::vector<void*> got = drain(pool);
+  REQUIRE(got.size() == 8);
+  std::sort(got.begin(), got.end());
+  // Fresh chunks are handed out in order: 8 adjacent chunks.
+  REQUIRE(addr(got[7]) - addr(got[0]) == 7 * page);
+  for (void* c : got) std::memset(c, 0xA5, page);
+  pool.release_run(got[2], 4);  // chunks 2..5
+  CHECK(pool.in_use() == 4);
+  std::vector<void*> again = drain(pool);
+  REQUIRE(again.size() == 4);
+  CHECK(std::set<void*>(again.begin(), again.end()) == std::set<void*>(got.begin() + 2, got.begin() + 6));
+  // MADV_DONTNEED on private anonymous memory: the pages read as zeros again.
+  for (void* c : again) {
+    const auto* b = static_cast<const unsigned char*>(c);
+    CHECK(std::all_of(b, b + page, [](unsigned char x) { return x == 0; }));
+  }
+  // The chunks not in the run kept their contents.
+  CHECK(static_cast<const unsigned char*>(got[1])[page - 1] == 0xA5);
+  CHECK(static_cast<const unsigned char*>(got[6])[0] == 0xA5);
+  for (void* c : got) pool.release(c);
+  CHECK(pool.in_use() == 0);
+}
+
 TEST_CASE("pool counts chunks in use and the high-water mark", "[pool]") {
   ChunkPool pool;
   REQUIRE(pool.init(10 * 1024, 1024));
