@@ -467,7 +467,19 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
   // The loop's state in locals (registers across the OTF2 calls, which the compiler cannot see into).
   Timestamp last = loc.last;
   std::uint32_t correlation = loc.correlation;
+  // The regions entered and not left: loc.open, then (innermost last) up to kTop more in `top`,
+  // which the common case below pushes and pops without touching the vector.
   std::vector<std::uint32_t>& open = loc.open;
+  constexpr std::uint32_t kTop = 64;
+  std::uint32_t top[kTop];
+  std::uint32_t k = 0;
+  const auto top_to_open = [&] {
+    for (std::uint32_t i = 0; i < k; ++i) {
+      const std::uint32_t region = top[i];
+      open.push_back(region);
+    }
+    k = 0;
+  };
   buffer.for_each([&](const Record& r, const Payload* p) {
     if (rc != OTF2_SUCCESS) return;
     const Timestamp t = r.time < last ? last : r.time;
@@ -476,18 +488,20 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
     // or correlation id.
     if (PROF_LIKELY(r.slots == 0 && !correlation)) {
       if (r.type == RecordType::Enter) {
-        open.push_back(r.ref);
+        if (PROF_UNLIKELY(k == kTop)) top_to_open();
+        top[k++] = r.ref;
         rc = OTF2_EvtWriter_Enter(w, nullptr, t, r.ref);
         ++n;
         return;
       }
-      if (r.type == RecordType::Leave && !open.empty() && open.back() == r.ref) {
-        open.pop_back();
+      if (r.type == RecordType::Leave && k && top[k - 1] == r.ref) {
+        --k;
         rc = OTF2_EvtWriter_Leave(w, nullptr, t, r.ref);
         ++n;
         return;
       }
     }
+    top_to_open();  // the rest works on the vector
     // Nesting: events lost for lack of memory (an Enter, or the Leaves of inner regions) must not
     // leave the trace with a Leave that has no Enter, or with regions that never end.
     if (r.type == RecordType::Enter) {
@@ -618,6 +632,7 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
     }
     ++n;
   });
+  top_to_open();
   loc.last = last;
   loc.correlation = correlation;
   loc.events += n;

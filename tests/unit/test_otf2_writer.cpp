@@ -709,6 +709,43 @@ TEST_CASE("otf2 writer keeps Enter/Leave nested when events were lost", "[otf2]"
   check_with_otf2_check(dir, "");
 }
 
+TEST_CASE("otf2 writer keeps deep nesting (beyond its local stack) across calls and after lost events", "[otf2]") {
+  // write_events keeps the innermost 64 open regions in a local array and the rest in the
+  // location's vector: 200 levels cross that bound several times, and the Leaves come in a later
+  // call, with a lost Enter and a lost Leave deep inside.
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(4 * kBlock, kBlock));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error));
+  Records r;
+  constexpr int kDepth = 200;
+  Timestamp t = kT0;
+  const auto level_region = [](int i) { return i % 2 ? kWorker : kFoo; };
+  r.enter(t++, kMain);
+  for (int i = 0; i < kDepth; ++i) r.enter(t++, level_region(i));
+  for (int i = kDepth - 1; i >= 150; --i) r.leave(t++, level_region(i));  // back to 150 levels
+  REQUIRE(w.write_events(kLoc0, r.buf, false));
+  r.clear();
+  r.leave(t++, kJoin);  // never entered: dropped
+  // Level 149's Leave is lost: level 148's Leave closes it first.
+  for (int i = 148; i >= 0; --i) r.leave(t++, level_region(i));
+  for (int i = 0; i < 100; ++i) r.enter(t++, level_region(i));  // 100 levels again, left open:
+  REQUIRE(w.write_events(kLoc0, r.buf, true));                   // closed with main at the close
+  CHECK(w.stats().dropped_leaves == 1);
+  CHECK(w.stats().closed_regions == 1 + 100 + 1);
+  CHECK(w.event_count(kLoc0) == 2 * (1 + kDepth + 100));
+  REQUIRE(w.finish(definitions(w, kT0, t, 1), &error));
+  const RunResult printed = run("otf2-print '" + dir.archive() + "'", dir.path);
+  REQUIRE(printed.rc == 0);
+  CHECK(printed.err == "");
+  std::map<std::string, std::size_t> counts = count_events(printed.out);
+  CHECK(counts["ENTER"] == 1 + kDepth + 100);
+  CHECK(counts["LEAVE"] == 1 + kDepth + 100);
+  check_with_otf2_check(dir, "");
+}
+
 TEST_CASE("otf2 writer: a write error (a full disk) stops the trace and removes its files", "[otf2]") {
   if (!fs::exists("/dev/full")) {
     WARN("no /dev/full: the write-error case is skipped");
