@@ -475,7 +475,7 @@ bool TraceWriter::write_events(std::uint64_t location, const EventBuffer& buffer
   std::uint32_t k = 0;
   const auto top_to_open = [&] {
     for (std::uint32_t i = 0; i < k; ++i) {
-      const std::uint32_t region = top[i];
+      const std::uint32_t region = top[i];  // a copy: push_back(top[i]) would let top's address escape
       open.push_back(region);
     }
     k = 0;
