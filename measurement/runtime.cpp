@@ -658,6 +658,41 @@ void wait_for_write_out() {
   }
 }
 
+std::int64_t monotonic_ns() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void say(const char* text) {
+  const ssize_t w = ::write(2, text, std::strlen(text));
+  (void)w;
+}
+
+/// A stop signal that came while the data are written. Those within kStopBurstNs of the first
+/// are the same stop delivered again (coreutils timeout signals the child and then its process
+/// group; mpirun forwards what the rank got too; Ctrl-C reaches every process of the terminal's
+/// group): they are noted. A later one gets a line saying the next ends the write-out; that next
+/// one ends the process at once by the signal, with what is not written yet lost (SIGKILL too).
+constexpr std::int64_t kStopBurstNs = 1000000000;
+std::atomic<std::int64_t> g_first_stop_ns{0};  // when the first stop signal came (monotonic)
+std::atomic<int> g_late_stops{0};              // stop signals after the burst
+
+void repeated_stop(int sig) {
+  g_in_signal.store(true);
+  int none = 0;
+  g_pending_signal.compare_exchange_strong(none, sig);
+  std::int64_t first = 0;
+  const std::int64_t now = monotonic_ns();
+  if (g_first_stop_ns.compare_exchange_strong(first, now) || now - first < kStopBurstNs) return;
+  if (g_late_stops.fetch_add(1) == 0) {
+    say("prof: still writing the data measured so far; a further stop signal ends the program without the rest\n");
+    return;
+  }
+  say("prof: error: stopped again during the write-out; what was not written yet is lost\n");
+  die_by(sig);
+}
+
 void on_fatal_signal(int sig) {
   static std::atomic<int> taken{0};
   const int saved = errno;
@@ -666,11 +701,9 @@ void on_fatal_signal(int sig) {
   if (g_finalize_started.load() || taken.load()) {
     // The write-out runs already (the program ended, or an earlier signal).
     if (!fault) {
-      // mpirun stops the job because another rank failed, or a second batch signal: let the
-      // write-out finish; the signal takes effect at its end.
-      g_in_signal.store(true);
-      int none = 0;
-      g_pending_signal.compare_exchange_strong(none, sig);
+      // mpirun stops the job because another rank failed, or the same stop delivered again:
+      // the write-out goes on; the signal takes effect at its end.
+      repeated_stop(sig);
       errno = saved;
       return;
     }
@@ -680,6 +713,7 @@ void on_fatal_signal(int sig) {
     die_by(sig);
   }
   if (taken.exchange(1) == 0) {
+    if (!fault) g_first_stop_ns.store(monotonic_ns());
     if (g_writer_running.load()) {
       if (fault) ::alarm(30);
       g_stop_signal.store(sig);
@@ -726,7 +760,9 @@ void install_signal_handlers() {
     struct sigaction sa {};
     sa.sa_handler = &on_fatal_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART;
+    // No SA_RESETHAND: a stop signal that comes again during the write-out must not take the
+    // default action (repeated_stop); die_by restores it when prof is done.
+    sa.sa_flags = SA_NODEFER | SA_RESTART;
     any = ::sigaction(sig, &sa, nullptr) == 0 || any;
   };
   for (int sig : kFaultSignals) take(sig);
@@ -1861,6 +1897,11 @@ void finalize(int exit_status) {
   while (g_checkpoint_running.load()) {  // PROF_FLUSH_SIGNAL's copy is writing (at most 60 s)
     struct timespec ts = {0, 1000000};
     ::nanosleep(&ts, nullptr);
+  }
+  if (const std::uint64_t ms = config::g_values.debug_write_pause) {  // tests: signals during the write-out
+    struct timespec ts = {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
+    while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
   }
   finalize_adapters();
   g_finalized.store(true);

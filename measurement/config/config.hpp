@@ -133,6 +133,7 @@ struct Values {
   std::uint64_t profiling_max_callpath_depth = 100;
   std::string profiling_base_name = "profile";
   std::string flush_signal;  ///< PROF_FLUSH_SIGNAL as given (signal_of gives its number)
+  std::uint64_t debug_write_pause = 0;  ///< PROF_DEBUG_WRITE_PAUSE (ms; tests)
   bool summary = false;
   std::string filtering_file;
   bool throttle = true;                 ///< PROF_THROTTLE

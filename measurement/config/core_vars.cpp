@@ -198,6 +198,11 @@ const Var kCoreVars[] = {
      "run.",
      nullptr, 0, ~std::uint64_t{0}, false, &check_flush_signal,
      "empty, or USR1, USR2, HUP, XCPU (SIG prefix and case optional) or their numbers"},
+    {"DEBUG_WRITE_PAUSE", Type::Number, "0", &g_values.debug_write_pause,
+     "For testing: milliseconds the end of the run waits before writing.",
+     "The write-out at the end (or at a stop signal) pauses this long before it writes "
+     "anything, so that tests can send signals while it runs. Leave it at 0.",
+     nullptr, 0, 60000},
     {"TIMER", Type::Option, "auto", &g_values.timer,
      "Time source for event time stamps.",
      "`auto` picks `tsc` when the kernel clocksource is tsc and a calibration against "
