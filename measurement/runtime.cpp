@@ -29,6 +29,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -1360,7 +1361,7 @@ struct RunCounts {
 
 /// Closes the frames still open on locations that did not end (and reads their last metric
 /// values), writes ProgramEnd with the exit status on the first location, sums the counters.
-RunCounts close_locations(const std::vector<Location*>& locs, int exit_status) {
+RunCounts close_locations(const std::vector<Location*>& locs, std::int64_t exit_status) {
   const Timestamp end = timer::now();
   RunCounts c;
   for (Location* loc : locs) {
@@ -1368,7 +1369,7 @@ RunCounts close_locations(const std::vector<Location*>& locs, int exit_status) {
       c.closed += close_frames(loc, end);
       metrics::thread_end(loc);  // the calling thread's own: its last values (others keep theirs)
       if (loc->index == 0 && loc->tracing) {
-        event(loc, end, RecordType::ProgramEnd, 0, static_cast<std::uint64_t>(static_cast<std::int64_t>(exit_status)));
+        event(loc, end, RecordType::ProgramEnd, 0, static_cast<std::uint64_t>(exit_status));
       }
     }
     c.samples += loc->samples;
@@ -1772,7 +1773,9 @@ int write_checkpoint(State& s, unsigned n, int sig, double started) {
   g_phase.store(static_cast<int>(Phase::Post));
   std::vector<Location*> locs = s.locations;
   std::sort(locs.begin(), locs.end(), [](const Location* a, const Location* b) { return a->index < b->index; });
-  close_locations(locs, 0);  // open frames closed and ProgramEnd, now (metrics: no thread's own here)
+  // Open frames closed and ProgramEnd, now (metrics: no thread's own here). The program runs on:
+  // its exit status is OTF2's "not available" (OTF2_UNDEFINED_INT64), not 0.
+  close_locations(locs, std::numeric_limits<std::int64_t>::min());
   const Timestamp end = timer::now();
   const std::string io = experiment_dir::io_path(s.claim);
   const std::string trace_dir = "checkpoint-" + std::to_string(n);
