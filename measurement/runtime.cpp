@@ -846,6 +846,10 @@ void init() {
                config::quoted(config::given_text("PROF_TOTAL_MEMORY")).c_str());
   const std::uint64_t otf2_bytes = budget::otf2_bytes(total, v.enable_tracing);
   const std::uint64_t event_bytes = budget::event_pool_bytes(total, v.enable_tracing);
+  if (page * 4 > event_bytes && !std::getenv("PROF_PAGE_SIZE"))  // the page size is the default: the total is wrong
+    log::fatal("PROF_TOTAL_MEMORY=%s (%" PRIu64 " bytes) is too small: the events need at least four chunks of "
+               "PROF_PAGE_SIZE=64K; sizes take a unit, K, M or G (e.g. PROF_TOTAL_MEMORY=16M)",
+               config::quoted(config::given_text("PROF_TOTAL_MEMORY")).c_str(), total);
   if (page < 4096 || (page & (page - 1)) != 0 || page * 4 > event_bytes)
     log::fatal("PROF_PAGE_SIZE=%s does not fit PROF_TOTAL_MEMORY=%s; use a power of two from 4K to a quarter of the event memory, "
                "e.g. 64K",

@@ -30,6 +30,9 @@ stops() {
 stops "^prof: error: PROF_TOTAL_MEMORY='1K' is too small for tracing; use at least 8M, e.g. PROF_TOTAL_MEMORY=16M\$" \
   PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=1K
 stops "^prof: error: PROF_TOTAL_MEMORY='7m' is too small for tracing; " PROF_ENABLE_TRACING=yes PROF_TOTAL_MEMORY=7m
+# A size without its unit (issue 30, item 15): the total is blamed, not the page size the user never set.
+stops "^prof: error: PROF_TOTAL_MEMORY='100' \(100 bytes\) is too small: the events need at least four chunks of PROF_PAGE_SIZE=64K; sizes take a unit, K, M or G \(e.g. PROF_TOTAL_MEMORY=16M\)\$" \
+  PROF_TOTAL_MEMORY=100
 stops "^prof: error: PROF_PAGE_SIZE='8M' does not fit PROF_TOTAL_MEMORY='16MB'; use a power of two from 4K to a quarter of the event memory, e.g. 64K\$" \
   PROF_PAGE_SIZE=8M PROF_TOTAL_MEMORY=16MB
 stops "^prof: error: PROF_CUDA_ENABLE='Kernel,16Mjunk' has the unknown value '16Mjunk'; use a comma list of " \
