@@ -1138,6 +1138,21 @@ void end_location(Location* loc) {
   errno = saved;
 }
 
+/// Pool chunks that trace buffers leave free. For new threads (a new thread needs one for its
+/// first event): without that, one busy thread took the whole pool and every thread started
+/// after it lost events. For the profile: its nodes are never freed, and trace buffers, which a
+/// flush empties, must not take the memory it needs (64 threads tracing at 16M ran their
+/// profiles into PROFILE MEMORY FULL while the traces held all but the new threads' reserve).
+std::size_t new_thread_reserve(const State& s) {
+  const std::uint32_t live = s.live_tracing.load(std::memory_order_relaxed);
+  const std::size_t others = (live > 1 ? live - 1 : 0) + (s.thread_locations.load(std::memory_order_relaxed) > 1 ? 1 : 0);
+  return std::min(s.events.chunk_count() / 8, 2 * others);
+}
+std::size_t profile_reserve(const State& s) {
+  if (!config::g_values.enable_profiling) return 0;
+  return std::min<std::size_t>(s.events.chunk_count() / 8, s.live_tracing.load(std::memory_order_relaxed) + 1);
+}
+
 Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
   State* s = g_state;
   // After the stop only finalize writes (the Leaves of open frames, ProgramEnd): it may flush.
@@ -1146,14 +1161,13 @@ Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
     ++loc->lost_events;
     return nullptr;
   }
-  // With other threads about, the last chunks of the pool are left to them (a new thread needs
-  // one for its first event): a thread holding several flushes its own instead. Without the
-  // reserve, one busy thread took the whole pool and every thread started after it lost events.
-  const std::uint32_t live = s->live_tracing.load(std::memory_order_relaxed);
-  const std::size_t others = (live > 1 ? live - 1 : 0) + (s->thread_locations.load(std::memory_order_relaxed) > 1 ? 1 : 0);
-  const std::size_t reserve = std::min(s->events.chunk_count() / 8, 2 * others);
+  // The last chunks of the pool are left to new threads and to the profile: a thread holding
+  // several flushes its own instead. Its first chunk it always takes; a second only above the
+  // profile's reserve (threads that start in a burst each took two, and left the profile none).
+  const std::size_t profile = profile_reserve(*s);
   const std::size_t free_chunks = s->events.chunk_count() - s->events.in_use();
-  if (free_chunks > reserve || loc->trace.chunk_count() < 2) {
+  const std::size_t held = loc->trace.chunk_count();
+  if (held == 0 || free_chunks > new_thread_reserve(*s) + profile || (held == 1 && free_chunks > profile)) {
     if (void* c = s->events.acquire()) {
       loc->trace.add_chunk(c, s->events.chunk_bytes());
       return loc->trace.try_reserve(slots);
@@ -1197,17 +1211,14 @@ bool profile_chunk(Location* loc) {
     s->slab_pos += bytes;
     return take(at, bytes);
   }
-  // A new chunk. Profile nodes are never freed, trace chunks come back: leave one chunk per live
-  // location so that no thread is left without a trace buffer.
-  std::size_t live = 0;
-  for (Location* l : s->locations) live += !l->ended && l->tracing;
+  // A new chunk, from what trace buffers leave (profile_reserve), before new threads' reserve.
+  // Profile nodes are never freed, trace chunks come back: low on chunks, this thread's trace is
+  // flushed and ended threads' buffers are written first; then the profile takes what is left.
   std::size_t free_chunks = s->events.chunk_count() - s->events.in_use();
-  if (free_chunks <= live) {
+  if (free_chunks <= new_thread_reserve(*s)) {
     if (loc->tracing) flush_locked(*s, loc, timer::now());
     for (Location* other : s->locations)
       if (other != loc && other->ended && !other->parked && !other->converted && s->is_ready) retire_locked(*s, other);
-    free_chunks = s->events.chunk_count() - s->events.in_use();
-    if (free_chunks <= live) return false;
   }
   auto* c = static_cast<char*>(s->events.acquire());
   if (!c) return false;
