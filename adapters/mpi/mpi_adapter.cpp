@@ -606,6 +606,18 @@ void start_request(const Call& call, MPI_Request req) {
   write_start(call, copy);
 }
 
+void unstart_request(const Call& call, MPI_Request req) {
+  ReqInfo copy;
+  {
+    std::lock_guard<std::mutex> lock(g_req_mutex);
+    ReqInfo* r = find_request(req, true);
+    if (!r || !r->persistent || !r->active) return;
+    r->active = false;
+    copy = *r;
+  }
+  if (copy.recorded) call.completion(RecordType::MpiRequestCancelled, 0, 0, {copy.id, 0});
+}
+
 void complete_request(const Call& call, MPI_Request req, const MPI_Status& status) {
   ReqInfo r;
   {

@@ -100,6 +100,9 @@ std::uint64_t next_request_id();
 void track_request(MPI_Request req, const ReqInfo& info);
 /// Starts a persistent request again: a new id; writes its start event through `call`.
 void start_request(const Call& call, MPI_Request req);
+/// The start that failed (MPI_Start returned an error): the request is inactive again and its
+/// start event, if written, is cancelled.
+void unstart_request(const Call& call, MPI_Request req);
 /// The start event of a nonblocking request (MpiIsend, MpiIrecvRequest or
 /// NonBlockingCollectiveRequest).
 void write_start(const Call& call, const ReqInfo& info);

@@ -108,12 +108,16 @@ ReqInfo request_info(const Call& c, ReqKind kind, MPI_Comm comm, int peer, int t
 }
 }  // namespace
 
-void Isend::post(const Call& c, int rc, const void*&, int& count, MPI_Datatype& type, int& dest, int& tag, MPI_Comm& comm,
-                 MPI_Request*& request) {
-  if (rc != MPI_SUCCESS) return;
-  const ReqInfo r = request_info(c, ReqKind::Send, comm, dest, tag, bytes_of(count, type), false);
-  track_request(*request, r);
+void Isend::pre(const Call& c, const void*&, int& count, MPI_Datatype& type, int& dest, int& tag, MPI_Comm& comm,
+                MPI_Request*&) {
+  ReqInfo& r = scratch().send;
+  r = request_info(c, ReqKind::Send, comm, dest, tag, bytes_of(count, type), false);
   write_start(c, r);
+}
+void Isend::post(const Call& c, int rc, const void*&, int&, MPI_Datatype&, int&, int&, MPI_Comm&, MPI_Request*& request) {
+  const ReqInfo& r = scratch().send;
+  if (rc == MPI_SUCCESS) track_request(*request, r);
+  else if (r.recorded) c.completion(RecordType::MpiRequestCancelled, 0, 0, {r.id, 0});
 }
 void Irecv::post(const Call& c, int rc, void*&, int&, MPI_Datatype&, int& source, int& tag, MPI_Comm& comm,
                  MPI_Request*& request) {
@@ -186,12 +190,16 @@ void RecvInit::post(const Call& c, int rc, void*&, int&, MPI_Datatype&, int& sou
                     MPI_Request*& request) {
   if (rc == MPI_SUCCESS) track_request(*request, request_info(c, ReqKind::Recv, comm, source, tag, 0, true));
 }
+void Start::pre(const Call& c, MPI_Request*& request) { start_request(c, *request); }
 void Start::post(const Call& c, int rc, MPI_Request*& request) {
-  if (rc == MPI_SUCCESS) start_request(c, *request);
+  if (rc != MPI_SUCCESS) unstart_request(c, *request);
+}
+void Startall::pre(const Call& c, int& count, MPI_Request*& requests) {
+  for (int i = 0; i < count; ++i) start_request(c, requests[i]);
 }
 void Startall::post(const Call& c, int rc, int& count, MPI_Request*& requests) {
-  if (rc != MPI_SUCCESS) return;
-  for (int i = 0; i < count; ++i) start_request(c, requests[i]);
+  if (rc != MPI_SUCCESS)
+    for (int i = 0; i < count; ++i) unstart_request(c, requests[i]);
 }
 
 void Wait::pre(const Call&, MPI_Request*& request, MPI_Status*& status) {

@@ -8,6 +8,9 @@
 //  - MPI_STATUS(ES)_IGNORE becomes internal statuses (source, tag, count of receives).
 //  - MPI_PROC_NULL peers give no message events; MPI_ANY_SOURCE/ANY_TAG take the status's values;
 //    zero-byte messages are messages.
+//  - A send's start event (MpiIsend, also of a persistent send at MPI_Start) is written before the
+//    PMPI call, as Score-P does: the message may arrive, and its receive be stamped, before the
+//    call returns. A failed call cancels it (MpiRequestCancelled).
 //  - Persistent requests get a new request id at every MPI_Start; MPI_Request_free of an active
 //    request completes it in the trace (its real end is unknowable).
 //  - MPI_IN_PLACE changes which counts are valid per collective (collective_bytes below), and the
@@ -43,6 +46,7 @@ struct Scratch {
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<MPI_Request> requests;
   std::vector<MPI_Status> statuses;
+  ReqInfo send;  ///< the nonblocking send whose start event was written before its PMPI call
 };
 Scratch& scratch();
 
@@ -86,6 +90,8 @@ struct Recv : None {
   static void post(const Call& c, int rc, void*&, int&, MPI_Datatype&, int&, int&, MPI_Comm& comm, MPI_Status*& status);
 };
 struct Isend : None {
+  static void pre(const Call& c, const void*&, int& count, MPI_Datatype& type, int& dest, int& tag, MPI_Comm& comm,
+                  MPI_Request*& request);
   static void post(const Call& c, int rc, const void*&, int& count, MPI_Datatype& type, int& dest, int& tag,
                    MPI_Comm& comm, MPI_Request*& request);
 };
@@ -128,9 +134,11 @@ struct RecvInit : None {
                    MPI_Request*& request);
 };
 struct Start : None {
+  static void pre(const Call& c, MPI_Request*& request);
   static void post(const Call& c, int rc, MPI_Request*& request);
 };
 struct Startall : None {
+  static void pre(const Call& c, int& count, MPI_Request*& requests);
   static void post(const Call& c, int rc, int& count, MPI_Request*& requests);
 };
 struct Wait : None {

@@ -29,6 +29,8 @@ struct Ev {
   std::uint64_t a, b, c, d;  // slot 1 a and b, slot 2 a and b
 };
 std::vector<Ev> g_events;
+std::vector<std::size_t> g_pmpi_at;  // g_events.size() when PMPI_Isend/PMPI_Start was called
+bool g_fail_next = false;            // the next PMPI_Isend/PMPI_Start fails
 std::vector<std::string> g_regions;         // define_region: id = index
 std::vector<prof::comms::CommDef> g_comms;  // define_comm: id = index + 1 (0 is the thread contingent)
 prof::config::Values g_config;
@@ -281,6 +283,11 @@ int PMPI_Recv(void*, int, MPI_Datatype, int source, int, MPI_Comm, MPI_Status* s
   return MPI_SUCCESS;
 }
 int PMPI_Isend(const void*, int, MPI_Datatype, int dest, int, MPI_Comm, MPI_Request* request) {
+  g_pmpi_at.push_back(g_events.size());
+  if (g_fail_next) {
+    g_fail_next = false;
+    return MPI_ERR_OTHER;
+  }
   *request = g_share_sends ? shared_request() : new_request(false, dest, false);
   return MPI_SUCCESS;
 }
@@ -297,6 +304,11 @@ int PMPI_Recv_init(void*, int, MPI_Datatype, int source, int, MPI_Comm, MPI_Requ
   return MPI_SUCCESS;
 }
 int PMPI_Start(MPI_Request* request) {
+  g_pmpi_at.push_back(g_events.size());
+  if (g_fail_next) {
+    g_fail_next = false;
+    return MPI_ERR_OTHER;
+  }
   FakeRequest* q = fake_request(*request);
   if (!q || !q->persistent || q->active) {
     FAIL_CHECK("PMPI_Start of a request that is not an inactive persistent one");
@@ -403,6 +415,8 @@ void start(std::uint64_t groups = kAll) {
   }
   for (FakeRequest& q : g_pool) q = FakeRequest{};
   g_events.clear();
+  g_pmpi_at.clear();
+  g_fail_next = false;
   g_next = make_status(3, 9, 12);
   g_split_members = {1, 3};
   g_test_completes = true;
@@ -673,6 +687,42 @@ TEST_CASE("rule 5: persistent requests get a new id at every start; freeing an a
                            "IsendComplete req=" + id(1), "Leave MPI_Request_free", "Enter MPI_Start",
                            "IrecvRequest req=" + id(2), "Leave MPI_Start", "Enter MPI_Request_free",
                            "RequestCancelled req=" + id(2), "Leave MPI_Request_free"});
+  }
+}
+
+TEST_CASE("rule 14: a send's start event comes before its PMPI call; a failed call cancels it", "[mpi]") {
+  // Stamped after the call returned, a receive on another rank could precede its send in the
+  // trace (negative transfer times in late-sender analysis and viewers' message lines).
+  start();
+  const Ids id;
+  int buf[4] = {};
+  MPI_Request r, s;
+  SECTION("MPI_Isend") {
+    MPI_Isend(buf, 4, MPI_INT, 2, 5, world, &r);
+    CHECK(trace(true) == V{"Enter MPI_Isend", "Isend c1 to=2 tag=5 bytes=16 req=" + id(1), "Leave MPI_Isend"});
+    CHECK(g_pmpi_at == std::vector<std::size_t>{2});  // Enter and Isend written when PMPI_Isend runs
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(trace() == V{"Isend c1 to=2 tag=5 bytes=16 req=" + id(1), "IsendComplete req=" + id(1)});
+  }
+  SECTION("MPI_Start of a persistent send") {
+    MPI_Send_init(buf, 4, MPI_INT, 2, 5, world, &s);
+    MPI_Start(&s);
+    CHECK(g_pmpi_at == std::vector<std::size_t>{4});  // Enter/Leave Send_init, Enter Start, Isend
+    MPI_Wait(&s, MPI_STATUS_IGNORE);
+    MPI_Request_free(&s);
+    CHECK(trace() == V{"Isend c1 to=2 tag=5 bytes=16 req=" + id(1), "IsendComplete req=" + id(1)});
+  }
+  SECTION("a failed MPI_Isend") {
+    g_fail_next = true;
+    CHECK(MPI_Isend(buf, 4, MPI_INT, 2, 5, world, &r) == MPI_ERR_OTHER);
+    CHECK(trace() == V{"Isend c1 to=2 tag=5 bytes=16 req=" + id(1), "RequestCancelled req=" + id(1)});
+  }
+  SECTION("a failed MPI_Start: the request is inactive again") {
+    MPI_Send_init(buf, 4, MPI_INT, 2, 5, world, &s);
+    g_fail_next = true;
+    CHECK(MPI_Start(&s) == MPI_ERR_OTHER);
+    MPI_Request_free(&s);  // inactive: no completion
+    CHECK(trace() == V{"Isend c1 to=2 tag=5 bytes=16 req=" + id(1), "RequestCancelled req=" + id(1)});
   }
 }
 
