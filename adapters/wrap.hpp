@@ -22,14 +22,22 @@ enum Listed {
 #include <dlfcn.h>
 
 namespace prof::wrap {
+/// `name` when no library after libprof defines it: the library that should (libgomp for GOMP_*
+/// and omp_*, which a link with --as-needed drops when the program calls only functions libprof
+/// wraps), opened now; without one, one line and abort (the fault handler writes the data).
+/// Never returns null.
+void* find_missing(const char* name);
+
 /// The real implementation of `name`: the next definition after libprof (dlsym RTLD_NEXT),
 /// cached in `slot`, resolved on first use without any lock or guarded static (a guard could
-/// itself lock a mutex and recurse into a wrapper).
+/// itself lock a mutex and recurse into a wrapper). Never null.
 template <class F>
 F next(F& slot, const char* name) {
   F f = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
   if (!f) {
-    f = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+    void* p = dlsym(RTLD_NEXT, name);
+    if (!p) p = find_missing(name);
+    f = reinterpret_cast<F>(p);
     __atomic_store_n(&slot, f, __ATOMIC_RELEASE);
   }
   return f;

@@ -514,6 +514,11 @@ std::vector<std::vector<std::string>> build_commands(const Plan& plan, const Lay
       // link with GCC's runtime. ASan's check that its runtime is the first library is turned off
       // by the adapter list (adapter_list_source).
       if (plan.links_executable() && !options.sanitizer_runtime.empty()) post.push_back(options.sanitizer_runtime);
+      // GCC's -fopenmp links libgomp, but libprof.so defines the GOMP_* functions it wraps: a
+      // program that calls nothing else of libgomp would lose it to --as-needed (Debian's
+      // default), and the wrappers would find no real GOMP_parallel. Kept needed here.
+      if (bracket && tc->gcc && std::find(plan.argv.begin(), plan.argv.end(), "-fopenmp") != plan.argv.end())
+        post.push_back("-lgomp");
       if (bracket) append(post, linker_option(*tc, "--pop-state"));
       append(post, {"-lpthread", "-ldl"});
     }

@@ -19,7 +19,8 @@ namespace {
 #ifndef PROF_STATIC_WRAP
 template <class F>
 F next(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+  void* p = dlsym(RTLD_NEXT, name);
+  return reinterpret_cast<F>(p ? p : prof::wrap::find_missing(name));
 }
 #endif
 
