@@ -298,6 +298,25 @@ class InProf {
   }
   InProf(const InProf&) = delete;
   InProf& operator=(const InProf&) = delete;
+
+  /// Around a call that may block (pthread_join, a lock, a condition wait): the thread is not
+  /// inside prof meanwhile, so the end of the run does not wait for it (it waited up to a second
+  /// per such thread, and stamped every open frame of the process after that wait); the open
+  /// frame is closed at the stop's time instead. resume() is false, with loc cleared, when the
+  /// run's end began meanwhile: the caller writes nothing more. Call only with loc set.
+  void pause() {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    loc->busy = false;
+  }
+  bool resume() {
+    loc->busy = true;
+    // Store busy, then load the phase (finalize: store the phase, barrier, load busy).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (g_phase.load(std::memory_order_relaxed) == static_cast<int>(Phase::Within)) return true;
+    loc->busy = false;
+    loc = nullptr;
+    return false;
+  }
   Location* loc = nullptr;
 };
 

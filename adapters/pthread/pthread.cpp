@@ -172,7 +172,9 @@ PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_join)(pthread_t thread
   prof::InProf in;
   if (!in.loc) return rj(thread, ret);
   prof::enter(in.loc, g_region[kJoin], PROF_CFA());
+  in.pause();
   int r = rj(thread, ret);
+  if (!in.resume()) return r;
   if (r == 0) {
     std::uint64_t seq = 0;
     {
@@ -230,7 +232,9 @@ PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_mutex_lock)(pthread_mu
   prof::InProf in(false);
   if (!in.loc) return rl(m);
   prof::enter(in.loc, g_region[kLock], PROF_CFA());
+  in.pause();
   int r = rl(m);
+  if (!in.resume()) return r;
   if (r == 0) acquired(in.loc, m);
   prof::leave(in.loc, g_region[kLock], PROF_CFA());
   return r;
@@ -254,7 +258,9 @@ PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_mutex_timedlock)(pthre
   prof::InProf in(false);
   if (!in.loc) return rt(m, abstime);
   prof::enter(in.loc, g_region[kTimedlock], PROF_CFA());
+  in.pause();
   int r = rt(m, abstime);
+  if (!in.resume()) return r;
   if (r == 0) acquired(in.loc, m);  // ETIMEDOUT: not acquired
   prof::leave(in.loc, g_region[kTimedlock], PROF_CFA());
   return r;
@@ -279,7 +285,9 @@ PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_cond_wait)(pthread_con
   if (!in.loc) return rw(c, m);
   prof::enter(in.loc, g_region[kWait], PROF_CFA());
   releasing(in.loc, m, true);
+  in.pause();
   int r = rw(c, m);
+  if (!in.resume()) return r;
   acquired(in.loc, m);  // the mutex is held again whatever the result
   prof::leave(in.loc, g_region[kWait], PROF_CFA());
   return r;
@@ -292,7 +300,9 @@ PROF_API PROF_NO_INSTRUMENT int PROF_WRAPPER_NAME(pthread_cond_timedwait)(pthrea
   if (!in.loc) return rw(c, m, t);
   prof::enter(in.loc, g_region[kTimedwait], PROF_CFA());
   releasing(in.loc, m, true);
+  in.pause();
   int r = rw(c, m, t);
+  if (!in.resume()) return r;
   acquired(in.loc, m);  // also after ETIMEDOUT: the mutex is reacquired before returning
   prof::leave(in.loc, g_region[kTimedwait], PROF_CFA());
   return r;
