@@ -768,12 +768,23 @@ int report_one(const std::string& input, const Options& o) {
   const std::string anchor = rep.experiment + "/traces.otf2";
   otf2::Reader reader;
   std::unique_ptr<TraceScan> scan;
+  // The reader's errors name no file: "<anchor>: <what>".
+  const auto trace_error = [&reader, &anchor] {
+    return anchor + ": " + reader.error() + (reader.damaged() ? " (the trace is damaged)" : "");
+  };
   if (o.trace && exists(anchor)) {
     if (!reader.open(anchor)) {
-      rep.warnings.push_back("warning: the trace cannot be read: " + reader.error());
+      if (!rep.have_profile) {
+        // Nothing else to report from: one line, the cause and the fix.
+        std::fprintf(stderr, "prof-report: error: %s: %s%s\n", anchor.c_str(), reader.error().c_str(),
+                     reader.damaged() ? " (the trace is damaged; record the run again, or see with otf2-print how far it can be read)"
+                                      : "; give an experiment directory (prof-*/)");
+        return kExitError;
+      }
+      rep.warnings.push_back("warning: the trace cannot be read: " + trace_error() + "; the figures are the profile's alone");
     } else {
       scan = std::make_unique<TraceScan>(reader.defs(), o.bins);
-      if (!reader.read_events(*scan)) rep.warnings.push_back("warning: the trace is damaged: " + reader.error() + "; what was read is shown");
+      if (!reader.read_events(*scan)) rep.warnings.push_back("warning: " + trace_error() + "; what was read before is shown");
       for (const std::string& w : reader.warnings()) rep.warnings.push_back("warning: " + w);
       scan->finish();
       if (scan->flushes() && !rep.run_lines)
