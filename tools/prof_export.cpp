@@ -82,10 +82,12 @@ struct When {
   double seconds = 0;
   std::string name;
   unsigned occurrence = 1;
+  std::string text;  // as given
 };
 
 bool parse_when(const std::string& s, When& w) {
   w.set = true;
+  w.text = s;
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() && v >= 0) {
@@ -1149,6 +1151,14 @@ int export_one(const std::string& input, const Options& opt, const std::string& 
     }
     if (o.begin.by_name) begin_ns = ticks.ns(finder.time_of(&o.begin));
     if (o.end.by_name) end_ns = ticks.ns(finder.time_of(&o.end));
+  }
+  // A window that starts after the trace's end would give an empty trace.
+  const std::uint64_t length_ns = ticks.ns(defs.global_offset + defs.trace_length);
+  if (defs.trace_length && begin_ns > length_ns) {
+    std::fprintf(stderr, "prof-export: error: --begin %s is after the end of %s, which covers 0 s to %.9g s from its start; "
+                         "give a --begin within that range\n", o.begin.text.c_str(), anchor.c_str(),
+                 static_cast<double>(length_ns) / 1e9);
+    return kExitError;
   }
   if (end_ns < begin_ns) {
     std::fprintf(stderr, "prof-export: error: the window ends before it begins; give --end after --begin\n");
