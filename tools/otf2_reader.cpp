@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 
 namespace prof::otf2 {
@@ -13,6 +15,44 @@ namespace prof::otf2 {
 namespace {
 
 const std::string kEmpty;
+
+// The OTF2 library prints "[OTF2] src/...: error: ..." lines to stderr on any error it meets
+// (a damaged file gives several, from each level it passes through). The tools say what went
+// wrong in one line of their own, so the library's first message since the last clear() is kept
+// here instead and becomes part of that line.
+std::string& otf2_message() {
+  static std::string m;
+  return m;
+}
+
+OTF2_ErrorCode on_otf2_error(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char* format,
+                             va_list va) {
+  std::string& m = otf2_message();
+  if (!m.empty()) return code;
+  char buf[512];
+  std::vsnprintf(buf, sizeof buf, format ? format : "", va);
+  m = buf;
+  if (m.empty()) m = OTF2_Error_GetDescription(code);
+  for (char& c : m)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return code;
+}
+
+void capture_otf2_messages() {
+  static const bool once = (OTF2_Error_RegisterCallback(on_otf2_error, nullptr), true);
+  (void)once;
+  otf2_message().clear();
+}
+
+// " (OTF2: <its message>)", or the description of the code when the library said nothing.
+std::string otf2_says(OTF2_ErrorCode rc) {
+  const std::string& m = otf2_message();
+  return " (OTF2: " + (m.empty() ? std::string(OTF2_Error_GetDescription(rc)) : m) + ")";
+}
+
+// The largest region reference the tools take: they index tables by it (16M regions; OTF2 writers
+// number their definitions from 0 up, so anything beyond is a damaged reference).
+constexpr std::uint32_t kMaxRegionRef = 1u << 24;
 
 Definitions& defs_of(void* data) { return *static_cast<Definitions*>(data); }
 
@@ -105,7 +145,22 @@ struct ReadState {
   const Definitions* defs;
   std::uint32_t correlation_attribute;
   std::uint64_t events = 0;
+  std::string error;  // why a callback stopped the reading: a reference the definitions lack
 };
+
+// A reference in an event that the definitions do not have: the reading stops (the sinks index
+// their tables by region) and the reader says which.
+OTF2_CallbackCode bad_ref(void* d, OTF2_LocationRef l, const char* event, const char* what, std::uint64_t ref) {
+  auto* s = static_cast<ReadState*>(d);
+  s->error = std::string(event) + " of location " + std::to_string(l) + " (event " + std::to_string(s->events + 1) +
+             ") refers to " + what + " " + std::to_string(ref) + ", which the definitions do not have";
+  return OTF2_CALLBACK_INTERRUPT;
+}
+
+bool region_ok(void* d, OTF2_RegionRef r) {
+  const Definitions& defs = *static_cast<ReadState*>(d)->defs;
+  return r < defs.region_defined.size() && defs.region_defined[r];
+}
 
 void attributes_of(void* d, OTF2_LocationRef l, OTF2_TimeStamp t, OTF2_AttributeList* a) {
   auto* s = static_cast<ReadState*>(d);
@@ -121,11 +176,13 @@ EventSink& sink_of(void* d) {
 }
 
 OTF2_CallbackCode ev_enter(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList* a, OTF2_RegionRef r) {
+  if (!region_ok(d, r)) return bad_ref(d, l, "an Enter", "region", r);
   attributes_of(d, l, t, a);
   sink_of(d).enter(l, t, r);
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode ev_leave(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList* a, OTF2_RegionRef r) {
+  if (!region_ok(d, r)) return bad_ref(d, l, "a Leave", "region", r);
   attributes_of(d, l, t, a);
   sink_of(d).leave(l, t, r);
   return OTF2_CALLBACK_SUCCESS;
@@ -179,6 +236,7 @@ OTF2_CallbackCode ev_get(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_Att
 }
 OTF2_CallbackCode ev_sample(OTF2_LocationRef l, OTF2_TimeStamp t, void* d, OTF2_AttributeList*,
                             OTF2_CallingContextRef cc, uint32_t, OTF2_InterruptGeneratorRef) {
+  if (!static_cast<ReadState*>(d)->defs->calling_contexts.count(cc)) return bad_ref(d, l, "a sample", "calling context", cc);
   sink_of(d).sample(l, t, cc);
   return OTF2_CALLBACK_SUCCESS;
 }
@@ -201,6 +259,44 @@ OTF2_CallbackCode ev_program_begin(OTF2_LocationRef l, OTF2_TimeStamp t, void* d
 OTF2_CallbackCode ev_other(OTF2_LocationRef, OTF2_TimeStamp, void* d, OTF2_AttributeList*) {
   ++static_cast<ReadState*>(d)->events;
   return OTF2_CALLBACK_SUCCESS;
+}
+
+// What is wrong with the definitions ("" when nothing): references to definitions that do not
+// exist, or region references too large to index by.
+std::string check_definitions(Definitions& defs) {
+  auto undefined_or = [](std::uint32_t ref, const auto& table) { return ref == kUndefined32 || table.count(ref) != 0; };
+  const auto bad = [](const std::string& what, std::uint64_t self, const char* field, std::uint64_t ref) {
+    return what + " " + std::to_string(self) + " refers to " + field + " " + std::to_string(ref) +
+           ", which the definitions do not have";
+  };
+  if (defs.timer_resolution == 0) return "the clock properties give a timer resolution of 0 ticks per second";
+  std::uint32_t max_region = 0;
+  for (const auto& [ref, r] : defs.regions) {
+    if (ref >= kMaxRegionRef)
+      return "region reference " + std::to_string(ref) + " is out of range (at most " + std::to_string(kMaxRegionRef) +
+             " regions)";
+    max_region = std::max(max_region, ref + 1);
+  }
+  defs.region_defined.assign(max_region, false);
+  for (const auto& [ref, r] : defs.regions) defs.region_defined[ref] = true;
+  for (const auto& [ref, n] : defs.nodes)
+    if (!undefined_or(n.parent, defs.nodes)) return bad("system tree node", ref, "parent node", n.parent);
+  for (const auto& [ref, g] : defs.groups) {
+    if (!undefined_or(g.node, defs.nodes)) return bad("location group", ref, "system tree node", g.node);
+    if (!undefined_or(g.creator, defs.groups)) return bad("location group", ref, "creating location group", g.creator);
+  }
+  for (const Location& l : defs.locations)
+    if (!defs.groups.count(l.group)) return bad("location", l.ref, "location group", l.group);
+  for (const auto& [ref, members] : defs.metric_classes)
+    for (std::uint32_t m : members)
+      if (!defs.metric_members.count(m)) return bad("metric class", ref, "metric member", m);
+  for (const auto& [ref, group] : defs.comms)
+    if (!defs.comm_groups.count(group)) return bad("communicator", ref, "group", group);
+  for (const auto& [ref, c] : defs.calling_contexts) {
+    if (!defs.regions.count(c.region)) return bad("calling context", ref, "region", c.region);
+    if (!undefined_or(c.parent, defs.calling_contexts)) return bad("calling context", ref, "parent context", c.parent);
+  }
+  return "";
 }
 
 bool file_exists(const std::string& path) {
@@ -311,19 +407,22 @@ Reader::~Reader() {
 
 bool Reader::open(const std::string& anchor) {
   impl_->anchor = anchor;
+  capture_otf2_messages();
   if (!file_exists(anchor)) {
     error_ = anchor + " does not exist";
     return false;
   }
   impl_->reader = OTF2_Reader_Open(anchor.c_str());
   if (!impl_->reader) {
-    error_ = "OTF2 cannot open " + anchor + " (not an OTF2 anchor file?)";
+    error_ = "it is no OTF2 anchor file" + otf2_says(OTF2_ERROR_INVALID);
+    damaged_ = true;
     return false;
   }
   OTF2_Reader_SetSerialCollectiveCallbacks(impl_->reader);
   OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(impl_->reader);
   if (!gdr) {
-    error_ = "OTF2 cannot read the global definitions of " + anchor;
+    error_ = "its global definitions cannot be read" + otf2_says(OTF2_ERROR_INVALID);
+    damaged_ = true;
     return false;
   }
   OTF2_GlobalDefReaderCallbacks* cb = OTF2_GlobalDefReaderCallbacks_New();
@@ -344,7 +443,14 @@ bool Reader::open(const std::string& anchor) {
   uint64_t n = 0;
   OTF2_ErrorCode rc = OTF2_Reader_ReadAllGlobalDefinitions(impl_->reader, gdr, &n);
   if (rc != OTF2_SUCCESS) {
-    error_ = "the global definitions of " + anchor + " are damaged (" + OTF2_Error_GetDescription(rc) + ")";
+    error_ = "its global definitions are damaged" + otf2_says(rc);
+    damaged_ = true;
+    return false;
+  }
+  const std::string wrong = check_definitions(defs_);
+  if (!wrong.empty()) {
+    error_ = "its definitions are damaged: " + wrong;
+    damaged_ = true;
     return false;
   }
   return true;
@@ -354,6 +460,7 @@ bool Reader::read_events(EventSink& sink, const std::vector<std::uint64_t>& want
   OTF2_Reader* r = impl_->reader;
   events_read_ = 0;
   if (!r) return false;
+  capture_otf2_messages();
   // The location directory beside the anchor: <dir>/<name>/<location>.evt.
   std::string base = impl_->anchor;
   if (base.size() > 5 && base.compare(base.size() - 5, 5, ".otf2") == 0) base.resize(base.size() - 5);
@@ -377,8 +484,16 @@ bool Reader::read_events(EventSink& sink, const std::vector<std::uint64_t>& want
       OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, l);
       if (dr) {
         uint64_t n = 0;
-        OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
+        const OTF2_ErrorCode rc = OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
         OTF2_Reader_CloseDefReader(r, dr);
+        if (rc != OTF2_SUCCESS) {
+          // Its events' references could not be mapped to the global ones.
+          error_ = "the local definitions of location " + std::to_string(l) + " are damaged" + otf2_says(rc);
+          damaged_ = true;
+          OTF2_Reader_CloseDefFiles(r);
+          OTF2_Reader_CloseEvtFiles(r);
+          return false;
+        }
       }
     }
     OTF2_Reader_GetEvtReader(r, l);
@@ -386,7 +501,8 @@ bool Reader::read_events(EventSink& sink, const std::vector<std::uint64_t>& want
   if (have_defs) OTF2_Reader_CloseDefFiles(r);
   OTF2_GlobalEvtReader* ger = OTF2_Reader_GetGlobalEvtReader(r);
   if (!ger) {
-    error_ = "OTF2 cannot read the events of " + impl_->anchor;
+    error_ = "its events cannot be read" + otf2_says(OTF2_ERROR_INVALID);
+    damaged_ = true;
     return false;
   }
   OTF2_GlobalEvtReaderCallbacks* cb = OTF2_GlobalEvtReaderCallbacks_New();
@@ -406,7 +522,7 @@ bool Reader::read_events(EventSink& sink, const std::vector<std::uint64_t>& want
   OTF2_GlobalEvtReaderCallbacks_SetMeasurementOnOffCallback(cb, ev_on_off);
   OTF2_GlobalEvtReaderCallbacks_SetProgramBeginCallback(cb, ev_program_begin);
   OTF2_GlobalEvtReaderCallbacks_SetUnknownCallback(cb, ev_other);
-  ReadState state{&sink, &defs_, defs_.correlation_attribute};
+  ReadState state{&sink, &defs_, defs_.correlation_attribute, 0, {}};
   OTF2_Reader_RegisterGlobalEvtCallbacks(r, ger, cb, &state);
   OTF2_GlobalEvtReaderCallbacks_Delete(cb);
   bool ok = true;
@@ -415,8 +531,9 @@ bool Reader::read_events(EventSink& sink, const std::vector<std::uint64_t>& want
     uint64_t n = 0;
     OTF2_ErrorCode rc = OTF2_Reader_ReadGlobalEvents(r, ger, 1 << 16, &n);
     if (rc != OTF2_SUCCESS) {
-      error_ = std::string("the events are damaged after ") + std::to_string(total + n) + " of them (" +
-               OTF2_Error_GetDescription(rc) + ")";
+      if (!state.error.empty()) error_ = "its events are damaged: " + state.error;
+      else error_ = "its events are damaged after " + std::to_string(state.events) + " of them" + otf2_says(rc);
+      damaged_ = true;
       ok = false;
       break;
     }

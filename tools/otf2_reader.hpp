@@ -83,6 +83,8 @@ struct Definitions {
   std::uint64_t global_offset = 0;
   std::uint64_t trace_length = 0;
   std::uint64_t realtime_ns = 0;             // start of the trace, ns since the epoch (0: unknown)
+  /// By region reference: defined (Reader::open() checks that every reference is below 2^24).
+  std::vector<bool> region_defined;
 
   const std::string& str(std::uint32_t ref) const;
   /// The host (system tree node of class "node", else the group's node) of a location group.
@@ -169,7 +171,12 @@ class EventSink {
   virtual bool keep_going() { return true; }
 };
 
-/// One archive, opened for reading. Errors are one-line messages in error().
+/// One archive, opened for reading. Errors are one-line messages in error(). The archive is
+/// untrusted input: open() checks that the definitions refer only to definitions that exist (a
+/// location's group, a group's system tree node, a calling context's region, a comm's group, ...)
+/// and read_events() that each event's region or calling context is defined, so the sinks may
+/// index their tables by them. The OTF2 library's own error messages are not printed but kept:
+/// error() ends with "(OTF2: <its first message>)".
 class Reader {
  public:
   Reader();
@@ -187,6 +194,9 @@ class Reader {
   /// Events read by the last read_events().
   std::uint64_t events_read() const { return events_read_; }
   const std::string& error() const { return error_; }
+  /// Whether the error is about the archive's content (a damaged or truncated file, a reference to
+  /// nothing): error() then names no file and the tool adds "the trace is damaged".
+  bool damaged() const { return damaged_; }
   /// Warnings collected while reading (missing location files, ...), one line each.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -196,6 +206,7 @@ class Reader {
   Definitions defs_;
   std::uint64_t events_read_ = 0;
   std::string error_;
+  bool damaged_ = false;
   std::vector<std::string> warnings_;
 };
 

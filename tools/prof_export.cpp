@@ -82,10 +82,12 @@ struct When {
   double seconds = 0;
   std::string name;
   unsigned occurrence = 1;
+  std::string text;  // as given
 };
 
 bool parse_when(const std::string& s, When& w) {
   w.set = true;
+  w.text = s;
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() && v >= 0) {
@@ -313,6 +315,9 @@ class Exporter : public otf2::EventSink {
  public:
   Exporter(const otf2::Definitions& defs, const Options& opt, std::string output)
       : defs_(defs), opt_(opt), ticks_(defs.timer_resolution, defs.global_offset), base_output_(std::move(output)), ranks_(defs) {
+    // Tables by region reference: otf2::Reader::open() took only references below 2^24, and
+    // read_events() passes on only events whose region is defined (a damaged file's out-of-range
+    // region once indexed `named` here: heap corruption, issue 30).
     for (const auto& [ref, r] : defs.regions) max_region_ = std::max(max_region_, ref + 1);
     region_category_.assign(max_region_, kCatOther);
     for (const auto& [ref, r] : defs.regions) region_category_[ref] = category_of(r);
@@ -1103,14 +1108,25 @@ long peak_rss_kib() {
   return ru.ru_maxrss;
 }
 
+// A damaged archive: "<anchor>: <what the reader found> (the trace is damaged; ...)".
+void damaged(const std::string& anchor, const otf2::Reader& reader, const std::string& done = "") {
+  std::fprintf(stderr, "prof-export: error: %s: %s%s (the trace is damaged; record the run again, or see with otf2-print how far it "
+                       "can be read)\n", anchor.c_str(), reader.error().c_str(), done.c_str());
+}
+
+// open() of the archive, with the one-line error when it fails.
+bool open_archive(otf2::Reader& reader, const std::string& anchor) {
+  if (reader.open(anchor)) return true;
+  if (reader.damaged()) damaged(anchor, reader);
+  else std::fprintf(stderr, "prof-export: error: %s; give an experiment directory (prof-*/) or its traces.otf2\n",
+                    reader.error().c_str());
+  return false;
+}
+
 int export_one(const std::string& input, const Options& opt, const std::string& output) {
   const std::string anchor = anchor_of(input);
   otf2::Reader reader;
-  if (!reader.open(anchor)) {
-    std::fprintf(stderr, "prof-export: error: %s; give an experiment directory (prof-*/) or its traces.otf2\n",
-                 reader.error().c_str());
-    return kExitError;
-  }
+  if (!open_archive(reader, anchor)) return kExitError;
   const otf2::Definitions& defs = reader.defs();
   const auto t0 = std::chrono::steady_clock::now();
   Options o = opt;
@@ -1122,11 +1138,11 @@ int export_one(const std::string& input, const Options& opt, const std::string& 
   if ((o.begin.set && o.begin.by_name) || (o.end.set && o.end.by_name)) {
     NameFinder finder(defs, &o.begin, &o.end);
     otf2::Reader pre;
-    if (!pre.open(anchor)) {
-      std::fprintf(stderr, "prof-export: error: %s\n", pre.error().c_str());
+    if (!open_archive(pre, anchor)) return kExitError;
+    if (!pre.read_events(finder) && finder.keep_going()) {
+      damaged(anchor, pre);
       return kExitError;
     }
-    pre.read_events(finder);
     std::string which;
     if (finder.missing(which)) {
       std::fprintf(stderr, "prof-export: error: the trace has no occurrence %s; give a region or NVTX range name that "
@@ -1135,6 +1151,14 @@ int export_one(const std::string& input, const Options& opt, const std::string& 
     }
     if (o.begin.by_name) begin_ns = ticks.ns(finder.time_of(&o.begin));
     if (o.end.by_name) end_ns = ticks.ns(finder.time_of(&o.end));
+  }
+  // A window that starts after the trace's end would give an empty trace.
+  const std::uint64_t length_ns = ticks.ns(defs.global_offset + defs.trace_length);
+  if (defs.trace_length && begin_ns > length_ns) {
+    std::fprintf(stderr, "prof-export: error: --begin %s is after the end of %s, which covers 0 s to %.9g s from its start; "
+                         "give a --begin within that range\n", o.begin.text.c_str(), anchor.c_str(),
+                 static_cast<double>(length_ns) / 1e9);
+    return kExitError;
   }
   if (end_ns < begin_ns) {
     std::fprintf(stderr, "prof-export: error: the window ends before it begins; give --end after --begin\n");
@@ -1155,7 +1179,11 @@ int export_one(const std::string& input, const Options& opt, const std::string& 
       void correlation(std::uint64_t l, std::uint64_t, std::uint32_t id) override { ex.add_gpu_work(l, id); }
     } work(ex);
     otf2::Reader pre;
-    if (pre.open(anchor)) pre.read_events(work, ex.streams());
+    if (!open_archive(pre, anchor)) return kExitError;
+    if (!pre.read_events(work, ex.streams())) {
+      damaged(anchor, pre);
+      return kExitError;
+    }
   }
   if (!ex.start()) {
     std::fprintf(stderr, "prof-export: error: cannot write %s (%s); give a writable file with -o\n", output.c_str(),
@@ -1164,15 +1192,17 @@ int export_one(const std::string& input, const Options& opt, const std::string& 
   }
   const bool complete = reader.read_events(ex, ex.selected());
   const bool written = ex.finish();
-  for (const std::string& w : reader.warnings()) std::fprintf(stderr, "prof-export: warning: %s\n", w.c_str());
-  if (!complete)
-    std::fprintf(stderr, "prof-export: warning: %s: %s; what was read before is converted\n", anchor.c_str(),
-                 reader.error().c_str());
   if (!written) {
     std::fprintf(stderr, "prof-export: error: writing %s failed (%s); free some disk space or give another file with -o\n",
                  output.c_str(), std::strerror(errno));
     return kExitError;
   }
+  if (!complete) {
+    // One line: what is wrong, and that the events before it are in the output all the same.
+    damaged(anchor, reader, "; the " + std::to_string(ex.events()) + " events before it are converted into " + ex.files().front());
+    return kExitError;
+  }
+  for (const std::string& w : reader.warnings()) std::fprintf(stderr, "prof-export: warning: %s\n", w.c_str());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto files = ex.files();
   std::string names;
@@ -1182,7 +1212,7 @@ int export_one(const std::string& input, const Options& opt, const std::string& 
               anchor.c_str(), ex.events(), ex.slices(), ex.flows(), static_cast<double>(ex.bytes_out()) / 1e6,
               files.size(), files.size() == 1 ? "" : "s", names.c_str(), secs,
               secs > 0 ? static_cast<double>(ex.events()) / secs / 1e6 : 0.0, static_cast<double>(peak_rss_kib()) / 1024);
-  return complete ? 0 : kExitError;
+  return 0;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // run summary, top regions with their imbalance, a call-path icicle, MPI communication, GPU
 // activities and busy time, a timeline overview. Built from the profile where it has the data,
 // from the trace for the timeline, the message matrix and the GPU busy time.
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -161,11 +162,121 @@ void read_run_file(Report& rep) {
   }
 }
 
+// The per-rank profiles of an MPI run whose ranks did not all reach the end:
+// <experiment>/profile.rank<r>.cubex, by rank (docs/MPI.md; the job's profile.cubex is missing).
+std::vector<std::pair<std::uint32_t, std::string>> rank_profiles(const std::string& experiment) {
+  std::vector<std::pair<std::uint32_t, std::string>> out;
+  DIR* d = ::opendir(experiment.c_str());
+  if (!d) return out;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    const std::string head = "profile.rank", tail = ".cubex";
+    if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
+        name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+      continue;
+    const std::string digits = name.substr(head.size(), name.size() - head.size() - tail.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    out.emplace_back(static_cast<std::uint32_t>(std::stoul(digits)), experiment + "/" + name);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Adds profile `q` (one rank's) to `p`: regions and call paths unified (same region, same
+// parent path), q's location groups and locations after p's, the values of each metric moved to
+// the merged call paths and locations (zero where a rank has no such call path or metric).
+void merge_profile(cube4::ReadProfile& p, const cube4::ReadProfile& q) {
+  const std::size_t old_nc = p.cnodes.size(), old_nl = p.locations.size();
+  auto region_key = [](const prof::cube4::Region& r) {
+    return r.name + '\x1f' + r.canonical + '\x1f' + r.file + '\x1f' + std::to_string(r.begin_line) + '\x1f' + r.paradigm +
+           '\x1f' + r.role;
+  };
+  std::map<std::string, std::uint32_t> regions;
+  for (std::size_t i = 0; i < p.regions.size(); ++i) regions.emplace(region_key(p.regions[i]), static_cast<std::uint32_t>(i));
+  std::vector<std::uint32_t> region_of(q.regions.size());
+  for (std::size_t i = 0; i < q.regions.size(); ++i) {
+    auto [it, fresh] = regions.emplace(region_key(q.regions[i]), static_cast<std::uint32_t>(p.regions.size()));
+    if (fresh) p.regions.push_back(q.regions[i]);
+    region_of[i] = it->second;
+  }
+  std::map<std::pair<std::int64_t, std::uint32_t>, std::int64_t> paths;  // (parent, region) -> cnode
+  for (std::size_t c = 0; c < old_nc; ++c)
+    paths.emplace(std::make_pair(p.cnodes[c].parent, p.cnodes[c].region), static_cast<std::int64_t>(c));
+  // q's cnodes, each after its parent (the reader allows a parent after its child).
+  const std::size_t nq = q.cnodes.size();
+  std::vector<std::int64_t> cnode_of(nq, -2);
+  std::vector<std::size_t> chain;
+  for (std::size_t start = 0; start < nq; ++start) {
+    chain.clear();
+    for (std::int64_t c = static_cast<std::int64_t>(start); c >= 0 && cnode_of[c] == -2 && chain.size() <= nq;
+         c = q.cnodes[c].parent)
+      chain.push_back(static_cast<std::size_t>(c));
+    for (std::size_t k = chain.size(); k-- > 0;) {
+      const std::size_t c = chain[k];
+      if (cnode_of[c] != -2) continue;
+      const std::int64_t qp = q.cnodes[c].parent;
+      const std::int64_t parent = qp < 0 || cnode_of[qp] < 0 ? -1 : cnode_of[qp];
+      const std::pair<std::int64_t, std::uint32_t> key(parent, region_of[q.cnodes[c].region]);
+      auto [it, fresh] = paths.emplace(key, static_cast<std::int64_t>(p.cnodes.size()));
+      if (fresh) p.cnodes.push_back(prof::cube4::CallNode{key.second, parent});
+      cnode_of[c] = it->second;
+    }
+  }
+  const std::uint32_t group_base = static_cast<std::uint32_t>(p.location_groups.size());
+  for (cube4::ReadGroup g : q.location_groups) {
+    if (g.creator >= 0) g.creator += group_base;
+    g.process += group_base;
+    p.location_groups.push_back(g);
+  }
+  p.groups = static_cast<std::uint32_t>(p.location_groups.size());
+  for (cube4::ReadLocation l : q.locations) {
+    l.group_index += group_base;
+    p.locations.push_back(l);
+  }
+  const std::size_t nc = p.cnodes.size(), nl = p.locations.size(), ql = q.locations.size();
+  for (cube4::ReadMetric& m : p.metrics) {
+    std::vector<double> v(nc * nl, 0.0);
+    for (std::size_t c = 0; c < old_nc; ++c)
+      for (std::size_t l = 0; l < old_nl; ++l) v[c * nl + l] = m.values[c * old_nl + l];
+    m.values.swap(v);
+  }
+  for (const cube4::ReadMetric& qm : q.metrics) {
+    cube4::ReadMetric* m = nullptr;
+    for (cube4::ReadMetric& x : p.metrics)
+      if (x.uniq_name == qm.uniq_name) m = &x;
+    if (!m) {
+      p.metrics.push_back(qm);
+      m = &p.metrics.back();
+      m->values.assign(nc * nl, 0.0);
+    }
+    m->has_data |= qm.has_data;
+    for (std::size_t c = 0; c < nq; ++c)
+      for (std::size_t l = 0; l < ql; ++l)
+        m->values[static_cast<std::size_t>(cnode_of[c]) * nl + old_nl + l] = qm.values[c * ql + l];
+  }
+}
+
 bool build_profile(Report& rep, std::string* err) {
   cube4::ReadProfile& p = rep.profile;
   const std::string path = rep.experiment + "/profile.cubex";
-  if (!exists(path)) return true;
-  if (!cube4::read(path, &p, err)) return false;
+  if (exists(path)) {
+    if (!cube4::read(path, &p, err)) return false;
+  } else {
+    // A failed MPI run: no profile.cubex, but each rank that got to its end wrote its own.
+    const auto parts = rank_profiles(rep.experiment);
+    if (parts.empty()) return true;
+    std::string ranks;
+    for (const auto& [rank, file] : parts) {
+      cube4::ReadProfile one;
+      if (!cube4::read(file, &one, err)) return false;
+      merge_profile(p, one);
+      ranks += (ranks.empty() ? "" : ",") + std::to_string(rank);
+    }
+    rep.warnings.push_back("warning: the run did not end normally (no profile.cubex): the figures are those of the " +
+                           std::to_string(parts.size()) + " per-rank profiles (profile.rank<r>.cubex) of rank" +
+                           (parts.size() == 1 ? " " : "s ") + ranks + ", merged (a rank without one is missing from them)");
+  }
   rep.have_profile = true;
   const cube4::ReadMetric* visits_m = p.metric("visits");
   const cube4::ReadMetric* time_m = p.metric("time");
@@ -768,12 +879,23 @@ int report_one(const std::string& input, const Options& o) {
   const std::string anchor = rep.experiment + "/traces.otf2";
   otf2::Reader reader;
   std::unique_ptr<TraceScan> scan;
+  // The reader's errors name no file: "<anchor>: <what>".
+  const auto trace_error = [&reader, &anchor] {
+    return anchor + ": " + reader.error() + (reader.damaged() ? " (the trace is damaged)" : "");
+  };
   if (o.trace && exists(anchor)) {
     if (!reader.open(anchor)) {
-      rep.warnings.push_back("warning: the trace cannot be read: " + reader.error());
+      if (!rep.have_profile) {
+        // Nothing else to report from: one line, the cause and the fix.
+        std::fprintf(stderr, "prof-report: error: %s: %s%s\n", anchor.c_str(), reader.error().c_str(),
+                     reader.damaged() ? " (the trace is damaged; record the run again, or see with otf2-print how far it can be read)"
+                                      : "; give an experiment directory (prof-*/)");
+        return kExitError;
+      }
+      rep.warnings.push_back("warning: the trace cannot be read: " + trace_error() + "; the figures are the profile's alone");
     } else {
       scan = std::make_unique<TraceScan>(reader.defs(), o.bins);
-      if (!reader.read_events(*scan)) rep.warnings.push_back("warning: the trace is damaged: " + reader.error() + "; what was read is shown");
+      if (!reader.read_events(*scan)) rep.warnings.push_back("warning: " + trace_error() + "; what was read before is shown");
       for (const std::string& w : reader.warnings()) rep.warnings.push_back("warning: " + w);
       scan->finish();
       if (scan->flushes() && !rep.run_lines)

@@ -8,14 +8,14 @@
 #                -merge=1); without it the corpus is only read, new inputs stay in DIR/work/
 #   --build-dir  default: build-fuzz in the repository root (.gitignore's /build*/)
 #   --jobs       parallel compile jobs (default: nproc)
-#   --only       config, filter or cube4 (default: all three, one after the other)
+#   --only       config, filter, cube4 or otf2 (default: all four, one after the other)
 # A crash, leak, undefined behaviour, timeout (10 s per input) or out-of-memory input is saved
 # as tests/fuzz/crashes/<target>-<kind>-<sha1>; the other targets still run, then the script
 # exits 1. Exit 77 (ctest's skip): no clang, or clang without libFuzzer (Debian: libclang-rt-14-dev).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/fuzz
-seconds=60 merge=0 build=$root/build-fuzz jobs=$(nproc) targets=(config filter cube4)
+seconds=60 merge=0 build=$root/build-fuzz jobs=$(nproc) targets=(config filter cube4 otf2)
 while (($#)); do
   case $1 in
     --merge) merge=1 ;;
@@ -30,7 +30,7 @@ while (($#)); do
 done
 case $seconds in ''|*[!0-9]*) echo "fuzz: '$seconds' is not a number of seconds" >&2; exit 2 ;; esac
 for t in "${targets[@]}"; do
-  [ -f "$here/fuzz_$t.cpp" ] || { echo "fuzz: unknown target '$t'; expected config, filter or cube4" >&2; exit 2; }
+  [ -f "$here/fuzz_$t.cpp" ] || { echo "fuzz: unknown target '$t'; expected config, filter, cube4 or otf2" >&2; exit 2; }
 done
 
 # libFuzzer ships with clang's compiler-rt; without it there is nothing to run (a skip, not a failure).

@@ -8,6 +8,8 @@
 # reads it) and hold its 5,000 visits of step(), and the experiment is marked incomplete.
 # Before the fix a healthy rank's profile was missing in about half of such runs (it was written
 # after the trace, racing mpirun's SIGKILL).
+# prof-report on the experiment shows the per-rank profiles merged (all the step() visits), with
+# the note that the run did not end normally (issue 30, item 15; before: "no profile.cubex").
 # And the trace: the ranks that write merge their parts without a collective (prof-parts/), so
 # traces.otf2 is one archive that otf2-print, the otf2 module and otf2_check.py accept, with every
 # surviving rank's location and its 5,000 Enters of step() (before: no anchor and no definitions,
@@ -72,6 +74,13 @@ for mode in segv abort kill; do
       [ "$n" -ge 5000 ] || fail "$mode round $round: rank $r has $n Enters of step in the merged trace, expected at least 5000: $(grep -E 'trace merged|rank.*error' out | head -6)"
     done
     expect_line out "trace merged without the other ranks' help: .*traces.otf2 holds ranks"
+    # prof-report reads the per-rank profiles, merged, and says so (before: "no profile.cubex").
+    "$prof_bin/prof-report" --text --no-trace $exp >report.txt 2>report.err ||
+      fail "$mode round $round: prof-report fails: $(cat report.err)"
+    kept=$(ls $exp | grep -c 'profile\.rank[0-9]*\.cubex')
+    expect_line report.txt "^warning: the run did not end normally \(no profile.cubex\): the figures are those of the $kept per-rank profiles \(profile.rank<r>.cubex\) of ranks? [0-9,]+, merged"
+    v=$(awk '$NF == "step" && $1 != "GPU" { s += $8 } END { print s + 0 }' report.txt)
+    [ "$v" -ge $((5000 * kept)) ] || fail "$mode round $round: prof-report shows $v visits of step, expected at least $((5000 * kept)) from $kept rank profiles: $(head -20 report.txt)"
     echo "$mode round $round: exit status $rc; kept: $(ls $exp | grep -c 'profile.rank') rank profiles; ranks in the trace with all 5000 steps:$traced"
     rm -rf $exp
   done

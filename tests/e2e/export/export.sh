@@ -6,7 +6,8 @@
 # PyTorch training; launches linked to their kernels by flows). Each .pftrace is
 # decoded by protoc with the schema subset (check_pftrace.py, which also compares it with the
 # OTF2 trace read by the otf2 Python module) and by ../shared/tools/pftrace_check.py where it is.
-# Then the options (--split, --begin/--end by time and by region name, --ranks) and the errors.
+# Then the options (--split, --begin/--end by time and by region name, --ranks) and the errors
+# (among them a --begin after the trace's end, issue 15).
 # Usage: export.sh <prof-wrap> <prof-export> <work-dir> [<shared-tools-dir>]
 set -euo pipefail
 wrap=$1 export_tool=$2 work=$3 tools=${4:-}
@@ -130,6 +131,8 @@ expect_error 2 "^prof-export: error: --ranks 'x' is not a rank list; write e.g. 
 expect_error 2 "^prof-export: error: --split '3Q' is not a size" --split 3Q ring
 expect_error 1 '^prof-export: error: the trace has no occurrence nosuch \(no region has this name\); give a region' --begin nosuch ring
 expect_error 1 '^prof-export: error: the trace has no occurrence MPI_Init:9 \(found 4 times\)' --begin MPI_Init:9 ring
+# A window after the trace's end (before: an empty trace and exit status 0); the message names the range.
+expect_error 1 '^prof-export: error: --begin 1000s is after the end of ring/traces.otf2, which covers 0 s to [0-9.e-]+ s from its start; give a --begin within that range$' --begin 1000s ring
 mkdir -p ro && chmod 555 ro
 if [ "$(id -u)" != 0 ]; then expect_error 1 '^prof-export: error: cannot write ro/x.pftrace' -o ro/x.pftrace ring; fi
 expect_error 1 '^prof-export: error: cannot write /nonexistent/x.pftrace \(No such file or directory\); give a writable file with -o$' -o /nonexistent/x.pftrace ring
