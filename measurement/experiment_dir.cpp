@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,7 +26,6 @@ namespace {
 
 constexpr const char* kLock = "prof.lock";
 constexpr const char* kLockPrefix = "prof.lock.";  // the temporary file a claim locks first
-constexpr const char* kCfg = "prof.cfg";
 constexpr int kMaxTries = 16;        // rounds lost to other runs on the same name
 constexpr int kMaxSuffix = 10000;    // <name>-2 ... <name>-9999
 
@@ -55,9 +56,89 @@ std::string who(const std::string& dir, bool configured) {
   return (configured ? "PROF_EXPERIMENT_DIRECTORY=" : "the experiment directory ") + config::quoted(dir);
 }
 
+/// "" when the directory `st` describes is safe to write into by name: owned by this process's
+/// user and writable by nobody else, so nobody else can plant a symbolic or hard link in it at a
+/// name prof is about to create (OTF2 and the CUBE4 writer open their files by path). Else why
+/// not, with the fix: one message's tail.
+std::string unsafe(const struct stat& st) {
+  const uid_t me = ::geteuid();
+  if (st.st_uid != me)
+    return "is owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " + std::to_string(me) +
+           "); its owner could plant symbolic links in it that prof would follow: use a directory of your own";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return std::string("is writable by ") + ((st.st_mode & S_IWOTH) ? "all users" : "its group") + " (mode " + mode +
+           "); they could plant symbolic links in it that prof would follow: chmod go-w it, or use a directory of your "
+           "own";
+  }
+  return {};
+}
+
+/// The directory `dfd` (just opened) is safe to write into; else `why` is set (unsafe()).
+bool safe(int dfd, std::string* why) {
+  struct stat st;
+  if (::fstat(dfd, &st) != 0) {
+    *why = std::string("cannot be looked at (") + std::strerror(errno) + "); set PROF_EXPERIMENT_DIRECTORY to a place of your own";
+    return false;
+  }
+  *why = unsafe(st);
+  return why->empty();
+}
+
+/// Opens the directory `path` itself, not a symbolic link's target.
+int open_dir(const std::string& path) {
+  return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+/// File systems of the kernel's own (proc, sysfs, ...) that hold no user files, whatever access()
+/// says (as root it says yes): the name of the file system, or nullptr.
+const char* pseudo_fs(const std::string& path) {
+  struct statfs sf;
+  if (::statfs(path.c_str(), &sf) != 0) return nullptr;
+  switch (static_cast<unsigned long>(sf.f_type)) {
+    case 0x9fa0UL: return "proc";
+    case 0x62656572UL: return "sysfs";
+    case 0x27e0ebUL: return "cgroup";
+    case 0x63677270UL: return "cgroup2";
+    case 0x64626720UL: return "debugfs";
+    case 0x74726163UL: return "tracefs";
+    case 0x73636673UL: return "securityfs";
+    case 0x1cd1UL: return "devpts";
+    case 0xcafe4a11UL: return "bpf";
+    case 0x6165676cUL: return "pstore";
+    case 0xde5e81e4UL: return "efivarfs";
+    case 0x62656570UL: return "configfs";
+    case 0x65735543UL: return "fusectl";
+    case 0x42494e4dUL: return "binfmt_misc";
+    case 0x19800202UL: return "mqueue";
+    default: return nullptr;
+  }
+}
+
+/// The least room even a small experiment takes (prof.cfg and prof.lock, a few KiB; a profile,
+/// tens of KiB; an OTF2 archive's definitions): less free at start means a disk already full, worth
+/// a warning then rather than an error at the end; not a refusal (space may be freed meanwhile).
+constexpr unsigned long long kMinFreeBytes = 256ULL << 10;
+
+/// Warns (one line) when the file system of `path` has less than kMinFreeBytes or no inodes left.
+void warn_if_full(const std::string& path) {
+  struct statvfs sv;
+  if (::statvfs(path.c_str(), &sv) != 0) return;
+  const unsigned long long free_bytes = static_cast<unsigned long long>(sv.f_bavail) * sv.f_frsize;
+  const bool no_inodes = sv.f_files != 0 && sv.f_favail == 0;
+  if (free_bytes >= kMinFreeBytes && !no_inodes) return;
+  const std::string room = no_inodes ? "no free inodes" : "only " + std::to_string(free_bytes >> 10) + " KiB free";
+  log::warning("%s on the file system of %s, where the experiment directory goes (an experiment needs at least %llu "
+               "KiB); free space there or set PROF_EXPERIMENT_DIRECTORY to a file system with more room",
+               room.c_str(), config::quoted(path).c_str(), kMinFreeBytes >> 10);
+}
+
 enum class Kind {
   Missing,       // no such name
-  NotDirectory,  // a file, a dangling symbolic link, ...
+  Symlink,       // a symbolic link (dangling or not): never followed
+  Unsafe,        // a directory another user owns or may write into (why: unsafe())
+  NotDirectory,  // a file, a socket, ...
   Empty,         // an empty directory: used as it is
   Live,          // a prof experiment whose run goes on (or is starting, or cannot be checked)
   Stale,         // a prof experiment whose run has ended
@@ -70,6 +151,7 @@ struct Found {
   std::string owner;   // Live: who holds it, for the message
   bool data = true;    // Stale: anything besides prof.lock
   int err = 0;
+  std::string why;     // Unsafe
 };
 
 /// 1: locked; 0: another process holds the lock; -1: this file system has no locks (errno).
@@ -102,7 +184,11 @@ std::pair<long, std::string> read_owner(int fd) {
 int make_lock(int dfd) {
   const std::string tmp = kLockPrefix + std::to_string(::getpid());
   const std::string line = owner_line();
-  int fd = ::openat(dfd, tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  // O_EXCL: a name left by a run of this pid that was killed is removed first, never opened
+  // (it could be a link to anywhere).
+  const int create = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+  int fd = ::openat(dfd, tmp.c_str(), create, 0644);
+  if (fd < 0 && errno == EEXIST && ::unlinkat(dfd, tmp.c_str(), 0) == 0) fd = ::openat(dfd, tmp.c_str(), create, 0644);
   if (fd < 0) return -1;
   lock(fd);  // without locks (some network file systems) the owner line decides (lock_state)
   bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
@@ -170,20 +256,29 @@ Found lock_state(int dfd) {
 Found inspect(const std::string& path) {
   Found f;
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
+  if (::lstat(path.c_str(), &st) != 0) {
     const int e = errno;
-    struct stat lst;
     // A missing or unusable parent (ENOTDIR: a file) is reported as the parent's problem.
-    if ((e == ENOENT && ::lstat(path.c_str(), &lst) != 0) || e == ENOTDIR) return f;  // Missing
-    f.kind = e == ENOENT ? Kind::NotDirectory : Kind::Error;  // ENOENT: a dangling symbolic link
+    if (e == ENOENT || e == ENOTDIR) return f;  // Missing
+    f.kind = Kind::Error;
     f.err = e;
+    return f;
+  }
+  if (S_ISLNK(st.st_mode)) {
+    f.kind = Kind::Symlink;
     return f;
   }
   if (!S_ISDIR(st.st_mode)) {
     f.kind = Kind::NotDirectory;
     return f;
   }
-  const int dfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dfd = open_dir(path);
+  if (dfd >= 0 && !safe(dfd, &f.why)) {
+    // Another user's directory is neither used nor renamed, whatever it holds.
+    f.kind = Kind::Unsafe;
+    ::close(dfd);
+    return f;
+  }
   const int list_fd = dfd < 0 ? -1 : ::openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR* d = list_fd < 0 ? nullptr : ::fdopendir(list_fd);
   if (!d) {
@@ -193,21 +288,20 @@ Found inspect(const std::string& path) {
     if (dfd >= 0) ::close(dfd);
     return f;
   }
-  bool has_lock = false, has_cfg = false, starting = false, other = false;
+  bool has_lock = false, starting = false, other = false;
   while (const dirent* e = ::readdir(d)) {
     const char* n = e->d_name;
     if (std::strcmp(n, ".") == 0 || std::strcmp(n, "..") == 0) continue;
     if (std::strcmp(n, kLock) == 0) has_lock = true;
     else if (std::strncmp(n, kLockPrefix, std::strlen(kLockPrefix)) == 0) starting = true;
-    else if (std::strcmp(n, kCfg) == 0) has_cfg = other = true;
     else other = true;
   }
   ::closedir(d);
+  // Only prof.lock proves a prof experiment (every run since the claim protocol leaves it, with
+  // its owner line): prof.cfg alone may be any program's file, and its directory the program's own.
   if (has_lock) {
     f = lock_state(dfd);
     f.data = other || starting;
-  } else if (has_cfg) {
-    f.kind = Kind::Stale;  // an experiment of a prof without prof.lock
   } else if (starting) {
     f.kind = Kind::Live;  // a run between its mkdir and its prof.lock
     f.owner = "a run that is starting";
@@ -226,8 +320,18 @@ std::string not_directory_message(const std::string& dir, bool configured) {
 
 std::string foreign_message(const std::string& dir, bool configured) {
   return who(dir, configured) +
-         " is a directory that is not a prof experiment (neither prof.lock nor prof.cfg in it); prof leaves it alone (it "
+         " is a directory that is not a prof experiment (no prof.lock in it); prof leaves it alone (it "
          "renames only its own experiment directories): choose another name, or an empty directory";
+}
+
+std::string symlink_message(const std::string& dir, bool configured) {
+  return who(dir, configured) +
+         " is a symbolic link; prof does not follow it (whoever can change the link could send the experiment elsewhere): "
+         "set PROF_EXPERIMENT_DIRECTORY to the directory itself";
+}
+
+std::string unsafe_message(const std::string& dir, bool configured, const std::string& why) {
+  return who(dir, configured) + " " + why;
 }
 
 std::string exists_message(const std::string& dir, bool configured) {
@@ -252,48 +356,79 @@ void fill(Claim* out, const std::string& name, int dfd, int lfd) {
 
 enum Outcome { kTaken, kLost, kFailed };  // kLost: the name is (now) another run's; kFailed: errno
 
-/// A new directory of that name, claimed.
-Outcome try_new(const std::string& path, Claim* out) {
-  if (::mkdir(path.c_str(), 0777) != 0) return errno == EEXIST ? kLost : kFailed;
-  const int dfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (dfd < 0) return kFailed;
+/// A new directory of that name, claimed. Made writable by its owner only (0755 less the umask),
+/// and checked once open (in a parent others may write to, the name could have been replaced).
+/// kFailed: `error` set.
+Outcome try_new(const std::string& path, bool configured, Claim* out, std::string* error) {
+  if (::mkdir(path.c_str(), 0755) != 0) {
+    if (errno == EEXIST) return kLost;
+    *error = cannot_create_message(path, errno);
+    return kFailed;
+  }
+  const int dfd = open_dir(path);
+  if (dfd < 0) {
+    if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) return kLost;  // replaced since: look again
+    *error = cannot_create_message(path, errno);
+    return kFailed;
+  }
+  std::string why;
+  if (!safe(dfd, &why)) {
+    ::close(dfd);
+    *error = unsafe_message(path, configured, why);
+    return kFailed;
+  }
   const int lfd = make_lock(dfd);
   if (lfd < 0) {
     const int e = errno;
     ::close(dfd);
     if (e != EEXIST) ::rmdir(path.c_str());  // nothing of ours is left behind
-    errno = e;
-    return e == EEXIST ? kLost : kFailed;
+    if (e == EEXIST) return kLost;
+    *error = cannot_create_message(path, e);
+    return kFailed;
   }
   fill(out, path, dfd, lfd);
   return kTaken;
 }
 
-/// An existing empty directory, claimed where it is.
-Outcome adopt(const std::string& path, Claim* out) {
-  const int dfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return errno == ENOENT ? kLost : kFailed;
-  const int lfd = make_lock(dfd);
+/// An existing empty directory of this user's, claimed where it is. kFailed: `error` set.
+Outcome adopt(const std::string& path, bool configured, Claim* out, std::string* error) {
+  const int dfd = open_dir(path);
+  if (dfd < 0 && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)) return kLost;  // changed since: look again
+  std::string why;
+  if (dfd >= 0 && !safe(dfd, &why)) {
+    ::close(dfd);
+    *error = unsafe_message(path, configured, why);
+    return kFailed;
+  }
+  const int lfd = dfd < 0 ? -1 : make_lock(dfd);
   if (lfd < 0) {
     const int e = errno;
-    ::close(dfd);
-    errno = e;
-    return e == EEXIST ? kLost : kFailed;
+    if (dfd >= 0) ::close(dfd);
+    if (e == EEXIST) return kLost;
+    *error = "cannot write into the experiment directory " + config::quoted(path) + " (" + std::strerror(e) +
+             "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
+    return kFailed;
   }
   fill(out, path, dfd, lfd);
   return kTaken;
 }
 
-/// A stale experiment: its lock is taken (or, for one without prof.lock, made), then, while the
+/// A stale experiment of this user's: its lock is taken, then, while the
 /// name still leads to that lock, it is renamed aside, or reused when it holds nothing but
 /// prof.lock (a run that wrote nothing). kTaken: reused (out filled); kLost: moved aside, or
 /// another run was quicker: look again; kFailed: `error` set.
-Outcome take_stale(const std::string& dir, bool data, Claim* out, std::string* error) {
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+Outcome take_stale(const std::string& dir, bool configured, bool data, Claim* out, std::string* error) {
+  const int dfd = open_dir(dir);
   if (dfd < 0) {
-    if (errno == ENOENT) return kLost;
+    if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) return kLost;
     *error = "cannot open the existing experiment directory " + config::quoted(dir) + " (" + std::strerror(errno) +
              "); remove it or choose another name";
+    return kFailed;
+  }
+  std::string why;
+  if (!safe(dfd, &why)) {
+    ::close(dfd);
+    *error = unsafe_message(dir, configured, why);
     return kFailed;
   }
   int lfd = ::openat(dfd, kLock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
@@ -303,16 +438,9 @@ Outcome take_stale(const std::string& dir, bool data, Claim* out, std::string* e
       ::close(dfd);
       return kLost;
     }
-  } else if (errno == ENOENT) {
-    lfd = make_lock(dfd);  // an experiment of a prof without prof.lock
-    if (lfd < 0) {
-      const int e = errno;
-      ::close(dfd);
-      if (e == EEXIST) return kLost;
-      *error = "cannot move the existing experiment directory " + config::quoted(dir) + " aside (" + std::strerror(e) +
-               "); remove it or choose another name";
-      return kFailed;
-    }
+  } else if (errno == ENOENT) {  // moved aside by another run since it was looked at
+    ::close(dfd);
+    return kLost;
   } else {
     *error = "cannot move the existing experiment directory " + config::quoted(dir) + " aside (its prof.lock: " +
              std::strerror(errno) + "); remove it or choose another name";
@@ -364,6 +492,10 @@ std::string check(const std::string& name, bool overwrite) {
         break;
       case Kind::NotDirectory:
         return not_directory_message(dir, true);
+      case Kind::Symlink:
+        return symlink_message(dir, true);
+      case Kind::Unsafe:
+        return unsafe_message(dir, true, f.why);
       case Kind::Foreign:
         return foreign_message(dir, true);
       case Kind::Error:
@@ -373,7 +505,11 @@ std::string check(const std::string& name, bool overwrite) {
         if (::access(dir.c_str(), W_OK | X_OK) != 0)
           return "cannot write into the experiment directory " + config::quoted(dir) + " (" + std::strerror(errno) +
                  "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
+        if (const char* fs = pseudo_fs(dir))
+          return "cannot write into the experiment directory " + config::quoted(dir) + " (it is on " + fs +
+                 ", the kernel's own file system); set PROF_EXPERIMENT_DIRECTORY to a writable place";
         needs_parent = false;
+        warn_if_full(dir);
         break;
       case Kind::Live:
       case Kind::Stale:
@@ -391,6 +527,11 @@ std::string check(const std::string& name, bool overwrite) {
   if (e)
     return "cannot create the experiment directory in " + config::quoted(parent) + " (" + std::strerror(e) +
            "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
+  // As root, access() says yes for /proc; the mkdir at the end would fail and the data be lost.
+  if (const char* fs = pseudo_fs(parent))
+    return "cannot create the experiment directory in " + config::quoted(parent) + " (it is " + fs +
+           ", the kernel's own file system); set PROF_EXPERIMENT_DIRECTORY to a writable place";
+  warn_if_full(parent);
   return {};
 }
 
@@ -400,12 +541,9 @@ bool claim(const std::string& name, bool overwrite, Claim* out, std::string* err
   std::string owner = "other runs";
   bool live = false;
   for (int round = 0; round < kMaxTries && !live; ++round) {
-    const Outcome o = try_new(dir, out);
+    const Outcome o = try_new(dir, configured, out, error);
     if (o == kTaken) return true;
-    if (o == kFailed) {
-      *error = cannot_create_message(dir, errno);
-      return false;
-    }
+    if (o == kFailed) return false;
     const Found f = inspect(dir);
     Outcome next = kLost;
     switch (f.kind) {
@@ -413,6 +551,12 @@ bool claim(const std::string& name, bool overwrite, Claim* out, std::string* err
         continue;
       case Kind::NotDirectory:
         *error = not_directory_message(dir, configured);
+        return false;
+      case Kind::Symlink:
+        *error = symlink_message(dir, configured);
+        return false;
+      case Kind::Unsafe:
+        *error = unsafe_message(dir, configured, f.why);
         return false;
       case Kind::Foreign:
         *error = foreign_message(dir, configured);
@@ -422,12 +566,8 @@ bool claim(const std::string& name, bool overwrite, Claim* out, std::string* err
                  "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
         return false;
       case Kind::Empty:
-        next = adopt(dir, out);
-        if (next == kFailed) {
-          *error = "cannot write into the experiment directory " + config::quoted(dir) + " (" + std::strerror(errno) +
-                   "); set PROF_EXPERIMENT_DIRECTORY to a writable place";
-          return false;
-        }
+        next = adopt(dir, configured, out, error);
+        if (next == kFailed) return false;
         break;
       case Kind::Live:
         if (!overwrite) {
@@ -442,7 +582,7 @@ bool claim(const std::string& name, bool overwrite, Claim* out, std::string* err
           *error = exists_message(dir, configured);
           return false;
         }
-        next = take_stale(dir, f.data, out, error);
+        next = take_stale(dir, configured, f.data, out, error);
         if (next == kFailed) return false;
         break;
     }
@@ -452,16 +592,13 @@ bool claim(const std::string& name, bool overwrite, Claim* out, std::string* err
   // <name>-<n>, created new, never an existing one.
   for (int n = 2; n < kMaxSuffix; ++n) {
     const std::string alt = dir + "-" + std::to_string(n);
-    const Outcome o = try_new(alt, out);
+    const Outcome o = try_new(alt, false, out, error);
     if (o == kTaken) {
       *notice = who(dir, configured) + " is in use by another run (" + owner + "); this run writes to " +
                 config::quoted(alt);
       return true;
     }
-    if (o == kFailed) {
-      *error = cannot_create_message(alt, errno);
-      return false;
-    }
+    if (o == kFailed) return false;
   }
   *error = who(dir, configured) + " and " + config::quoted(dir + "-2") + " to " +
            config::quoted(dir + "-" + std::to_string(kMaxSuffix - 1)) + " are all taken; choose another name";
@@ -470,9 +607,15 @@ bool claim(const std::string& name, bool overwrite, Claim* out, std::string* err
 
 bool open_claimed(const std::string& name, Claim* out, std::string* error) {
   out->name = name;
-  const int dfd = ::open(name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dfd = open_dir(name);
   if (dfd < 0) {
     *error = "cannot open the experiment directory " + config::quoted(name) + " (" + std::strerror(errno) + ")";
+    return false;
+  }
+  std::string why;
+  if (!safe(dfd, &why)) {
+    ::close(dfd);
+    *error = unsafe_message(name, false, why);
     return false;
   }
   fill(out, name, dfd, -1);

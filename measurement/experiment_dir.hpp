@@ -8,12 +8,20 @@
 //    that is then hard-linked to it, which fails if the name exists), so nobody ever sees an
 //    unlocked `prof.lock` of a live run. The kernel drops the lock when the process ends, however
 //    it ends; a forked child does not inherit it.
-//  - The directory is created with mkdir (atomic). If the name exists: an empty directory is
-//    adopted (by linking `prof.lock` into it); a prof experiment (`prof.lock` or `prof.cfg`) whose
-//    lock nobody holds is moved aside to `<name>-old-<date>_<time>_<pid>` by the run that took its
-//    lock, and only after checking that the name still leads to the lock it holds; a live one
-//    (lock held) is never touched: the run takes the first free `<name>-<n>`, n = 2, 3, ...
-//    Files, and directories that are not prof experiments, are never renamed: an error.
+//  - The directory is created with mkdir (atomic; mode 0755 less the umask). If the name exists:
+//    an empty directory is adopted (by linking `prof.lock` into it); a prof experiment (one with
+//    `prof.lock`: `prof.cfg` alone proves nothing, any program may have one) whose lock nobody
+//    holds is moved aside to `<name>-old-<date>_<time>_<pid>` by the run that took its lock, and
+//    only after checking that the name still leads to the lock it holds; a live one (lock held) is
+//    never touched: the run takes the first free `<name>-<n>`, n = 2, 3, ...
+//    Files, symbolic links, and directories that are not prof experiments, are never renamed or
+//    followed: an error.
+//  - Safety (issue 30): OTF2 and the CUBE4 writer open their files by path, so a directory is
+//    written into only when nobody else can plant a link in it: it must belong to this process's
+//    user (euid; root too) and be writable by nobody else (no group or other write bit; the sticky
+//    bit does not help: it stops others from removing names, not from creating them). Checked on
+//    the descriptor after every open (O_NOFOLLOW|O_DIRECTORY), so a name replaced between the
+//    check and the open is caught. Another user's directory is never used nor renamed.
 //  - The run writes through the descriptor it opened (/proc/self/fd/<fd>/...), so a rename of
 //    the directory during the run (by a person) cannot send its files elsewhere.
 #pragma once
@@ -35,8 +43,10 @@ struct Claim {
 };
 
 /// Checks made at init, before the program's work, of the directory `name` (empty: a new default
-/// name in the working directory): its parent is a writable directory; an existing `name` is a
-/// directory that prof may use or rename aside (`overwrite`: PROF_OVERWRITE_EXPERIMENT_DIRECTORY).
+/// name in the working directory): its parent is a writable directory, not on a file system of
+/// the kernel's (/proc, /sys); an existing `name` is a directory of this user's (see Safety) that
+/// prof may use or rename aside (`overwrite`: PROF_OVERWRITE_EXPERIMENT_DIRECTORY). Warns (one
+/// line, not an error) when the file system has less than 256 KiB (or no inode) free.
 /// Returns "" or the one-line message (without "prof: error: ").
 std::string check(const std::string& name, bool overwrite);
 

@@ -164,8 +164,14 @@ const Var kCoreVars[] = {
      "still going on (its lock is held: runs of a job array with one fixed name) is never "
      "touched: this run takes the first free name `<name>-2`, `<name>-3`, ... and says so in one "
      "warning. A name that exists as a file, or as a directory that is not a prof experiment "
-     "(neither `prof.lock` nor `prof.cfg` in it), stops the run at start with one line; prof "
-     "renames only its own experiment directories.",
+     "(no `prof.lock` in it: `prof.cfg` alone proves nothing), stops the run at start with one "
+     "line; prof renames only its own experiment directories.\n\n"
+     "Nobody else may be able to plant links in the directory (OTF2 opens its files by path): a "
+     "directory owned by another user (also for root), one writable by its group or by all "
+     "(sticky or not: `chmod go-w` it), and a symbolic link as the name itself stop the run at "
+     "start with one line; a directory prof creates is writable by its owner only (mode 0755 "
+     "less the umask). So does a place on a file system of the kernel's (`/proc`, `/sys`). A "
+     "file system with less than 256 KiB free at start gets a warning.",
      nullptr, 0, ~std::uint64_t{0}, false, &check_experiment_directory,
      "empty, or a name of at most 3800 characters whose '/'-separated parts have at most 200, "
      "not ending in . or .."},
@@ -234,7 +240,9 @@ const Var kCoreVars[] = {
      "`_END`, `PROF_FILE_NAMES_BEGIN` ... `_END`, `EXCLUDE`/`INCLUDE` rules, shell "
      "wildcards, `MANGLED`, `#` comments, the last matching rule wins) and Score-P filter "
      "files are accepted unchanged; see `share/filters/example.filter`. A malformed file is a "
-     "fatal error at start naming file, line and what was expected. The file is copied into "
+     "fatal error at start naming file, line and what was expected; so is anything but a "
+     "regular file (a FIFO, a device such as `/dev/zero`, a directory), a file over 16 MiB, and "
+     "a file with a NUL byte (a binary file). The file is copied into "
      "the experiment directory as `prof.filter`."},
     {"THROTTLE", Type::Bool, "true", &g_values.throttle,
      "Stop measuring functions whose calls are many and short.",

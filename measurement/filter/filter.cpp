@@ -2,7 +2,10 @@
 // Filter files: tokenizer, parser state machine and the Score-P evaluation order (see filter.hpp).
 #include "measurement/filter/filter.hpp"
 
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -281,16 +284,61 @@ bool Filter::load(const std::string& path, std::string* error) {
     }
     return false;
   };
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (!f) return fail(errno);
+  auto refuse = [&](const std::string& why) {
+    if (error) *error = path + ": " + why;
+    return false;
+  };
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below, as is anything
+  // but a regular file: /dev/zero or a FIFO would be read forever).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return fail(errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return fail(e);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    if (S_ISDIR(st.st_mode)) return fail(EISDIR);
+    const char* what = S_ISFIFO(st.st_mode)  ? "a FIFO"
+                       : S_ISCHR(st.st_mode) ? "a character device"
+                       : S_ISBLK(st.st_mode) ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return refuse(std::string("is ") + what + ", not a regular file; give a text file of filter rules");
+  }
+  const std::string too_large = "is larger than " + std::to_string(kMaxFileBytes >> 20) +
+                                " MiB, the most a filter file may have; give a text file of filter rules "
+                                "(wildcards cover many names in one rule)";
+  if (st.st_size > static_cast<off_t>(kMaxFileBytes)) {
+    ::close(fd);
+    return refuse(too_large);
+  }
   std::string text;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  const bool bad = std::ferror(f) != 0;
-  const int err = errno;   // fread sets it on failure, e.g. EISDIR for a directory
-  std::fclose(f);
-  if (bad) return fail(err != 0 ? err : EIO);
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int e = errno;
+      ::close(fd);
+      return fail(e);
+    }
+    if (const void* nul = std::memchr(buf, '\0', static_cast<std::size_t>(n))) {
+      const std::size_t at = text.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - buf);
+      ::close(fd);
+      return refuse("holds a NUL byte at offset " + std::to_string(at) +
+                    ": a binary file, not a filter file; give a text file of filter rules");
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxFileBytes) {  // grew since fstat
+      ::close(fd);
+      return refuse(too_large);
+    }
+  }
+  ::close(fd);
   return parse(text, path, error);
 }
 

@@ -99,8 +99,14 @@ class Filter {
   /// "my.filter:3: 'EXCLUDEX' is not a rule keyword; expected EXCLUDE, INCLUDE or PROF_REGION_NAMES_END".
   bool parse(std::string_view text, std::string_view file, std::string* error);
 
+  /// The most bytes load() reads: a filter file is text of rules (wildcards cover many names).
+  static constexpr std::size_t kMaxFileBytes = std::size_t{16} << 20;
+
   /// Reads the file at `path` and parse()s it. An unreadable file returns false with a one-line
   /// `error` naming it: "<path>: cannot read the filter file (<strerror>); expected a readable file".
+  /// Refused the same way, before anything is parsed, and without waiting: anything but a regular
+  /// file (a FIFO, /dev/zero, a directory), a file over kMaxFileBytes, and one with a NUL byte
+  /// (a binary file).
   bool load(const std::string& path, std::string* error);
 
   /// True when a region (demangled `name`, `mangled` name or "" if none, source `file` or ""

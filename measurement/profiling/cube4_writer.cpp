@@ -2,6 +2,7 @@
 // CUBE4 profile writer; see cube4_writer.hpp and shared/CUBE4-FORMAT.md (section numbers below).
 #include "measurement/profiling/cube4_writer.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -428,7 +429,19 @@ std::string tar_header(const std::string& name, std::size_t size, std::time_t mt
 
 class File {
  public:
-  explicit File(const std::string& path) : f_(std::fopen(path.c_str(), "wb")) {}
+  /// A new file: O_EXCL|O_NOFOLLOW, so a link planted at the name fails loudly (EEXIST) rather
+  /// than being followed (issue 30, item 9).
+  explicit File(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    f_ = ::fdopen(fd, "wb");
+    if (!f_) {
+      const int e = errno;
+      ::close(fd);
+      ::unlink(path.c_str());
+      errno = e;
+    }
+  }
   ~File() {
     if (f_) std::fclose(f_);
   }
@@ -444,7 +457,7 @@ class File {
   }
 
  private:
-  FILE* f_;
+  FILE* f_ = nullptr;
 };
 
 bool write_impl(const std::string& path, const Profile& p, std::string* error) {

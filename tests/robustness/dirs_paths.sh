@@ -11,10 +11,19 @@
 #   dir_file       the name of a user's regular file: before, the file was renamed aside
 #   dir_parent_file  <file>/exp: before, "Permission denied" (as root); now "Not a directory"
 #   dir_foreign    a directory with other files in it: before, renamed aside; now left alone
+#   dir_cfg_only   a directory with a file named prof.cfg among the user's files (a program's own
+#                  working directory): before, taken for an old experiment and renamed aside; now
+#                  left alone: only prof.lock proves an experiment (issue 30, item 6)
+#   dir_proc       PROF_EXPERIMENT_DIRECTORY=/proc/x: before, the run went on and lost its data with
+#                  exit status 0; now stopped at start (issue 30, item 6)
 #   dir_empty      an empty directory made beforehand is used as it is (before: renamed aside and
 #                  made anew); the next run moves the finished experiment aside as before, and with
 #                  PROF_OVERWRITE_EXPERIMENT_DIRECTORY=false stops at start
-# The errors: exit status 1, one line on stderr, nothing on stdout (the program did not run), no
+#   filter_zero    PROF_FILTERING_FILE=/dev/zero: before, read forever (issue 30, item 9)
+#   filter_fifo    a FIFO nobody writes: before, waited forever
+#   filter_large   a 20 MiB file: over the 16 MiB limit (before: any size, 7x its size in memory)
+#   filter_binary  a file with a NUL byte: before, all of it was read and parsed
+# The errors: exit status 1 within 60 s, one line on stderr, nothing on stdout (the program did not run), no
 # profile or experiment directory anywhere, and the user's file or directory untouched.
 # Usage: dirs_paths.sh <prof-wrap> <work> <tools> <case>
 source "${ROBUSTNESS_SRC:?}/common.sh"
@@ -30,7 +39,7 @@ stopped_at_start() {
   local line=$1
   shift
   set +e
-  env "$@" ../calls 1000 >out 2>err
+  timeout 60 env "$@" ../calls 1000 >out 2>err </dev/null
   local rc=$?
   set -e
   [ "$rc" -eq 1 ] || fail "exit status $rc, expected 1; stderr: $(head -c 1000 err)"
@@ -75,9 +84,18 @@ case $case_name in
     [ "$(ls | tr '\n' ' ')" = "err out results " ] || fail "left: $(ls)" ;;
   dir_foreign)
     mkdir data && echo keep >data/notes.txt
-    stopped_at_start "^prof: error: PROF_EXPERIMENT_DIRECTORY='data' is a directory that is not a prof experiment \(neither prof.lock nor prof.cfg in it\); prof leaves it alone" \
+    stopped_at_start "^prof: error: PROF_EXPERIMENT_DIRECTORY='data' is a directory that is not a prof experiment \(no prof.lock in it\); prof leaves it alone" \
       PROF_EXPERIMENT_DIRECTORY=data
     [ "$(ls | tr '\n' ' ')" = "data err out " ] && [ "$(ls data)" = notes.txt ] || fail "data was changed: $(ls; ls data)" ;;
+  dir_cfg_only)
+    mkdir data && echo "my program's settings" >data/prof.cfg && echo keep >data/notes.txt
+    stopped_at_start "^prof: error: PROF_EXPERIMENT_DIRECTORY='data' is a directory that is not a prof experiment \(no prof.lock in it\); prof leaves it alone" \
+      PROF_EXPERIMENT_DIRECTORY=data
+    [ "$(ls | tr '\n' ' ')" = "data err out " ] && [ "$(ls data | tr '\n' ' ')" = "notes.txt prof.cfg " ] ||
+      fail "data was changed: $(ls; ls data)" ;;
+  dir_proc)
+    stopped_at_start "^prof: error: cannot create the experiment directory in '/proc' \(it is proc, the kernel's own file system\); set PROF_EXPERIMENT_DIRECTORY to a writable place\$" \
+      PROF_EXPERIMENT_DIRECTORY=/proc/x ;;
   dir_empty)
     mkdir out
     PROF_EXPERIMENT_DIRECTORY=out ../calls 1000 >stdout.txt 2>err || fail "the run in an empty directory failed: $(cat err)"
@@ -96,6 +114,22 @@ case $case_name in
     set -e
     [ "$rc" -eq 1 ] && [ ! -s stdout.txt ] || fail "overwrite=false: exit status $rc, stdout $(cat stdout.txt)"
     expect_line err "^prof: error: PROF_EXPERIMENT_DIRECTORY='out' exists and PROF_OVERWRITE_EXPERIMENT_DIRECTORY=false; remove it or choose another name\$" ;;
+  filter_zero)
+    stopped_at_start "^prof: error: PROF_FILTERING_FILE: /dev/zero: is a character device, not a regular file; give a text file of filter rules\$" \
+      PROF_FILTERING_FILE=/dev/zero ;;
+  filter_fifo)
+    mkfifo rules.filter
+    stopped_at_start "^prof: error: PROF_FILTERING_FILE: rules.filter: is a FIFO, not a regular file; give a text file of filter rules\$" \
+      PROF_FILTERING_FILE=rules.filter ;;
+  filter_large)
+    head -c $((20 << 20)) /dev/zero | tr '\0' '#' >rules.filter
+    stopped_at_start "^prof: error: PROF_FILTERING_FILE: rules.filter: is larger than 16 MiB, the most a filter file may have; " \
+      PROF_FILTERING_FILE=rules.filter ;;
+  filter_binary)
+    printf 'PROF_REGION_NAMES_BEGIN\n  EXCLUDE leaf\n' >rules.filter
+    head -c 300000 /dev/zero >>rules.filter
+    stopped_at_start "^prof: error: PROF_FILTERING_FILE: rules.filter: holds a NUL byte at offset 39: a binary file, not a filter file; give a text file of filter rules\$" \
+      PROF_FILTERING_FILE=rules.filter ;;
   *) fail "unknown case $case_name" ;;
 esac
 echo "ok: $case_name"

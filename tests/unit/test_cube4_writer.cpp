@@ -8,9 +8,11 @@
 #include "tests/unit/test_support.hpp"
 
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -534,21 +536,43 @@ TEST_CASE("cube4: errors are one line naming the file", "[cube4]") {
   CHECK(err.find('\n') == std::string::npos);
   CHECK_FALSE(fs::exists(as_dir + ".tmp." + std::to_string(::getpid())));
 
-  // A full disk: the temporary file is /dev/full. Its size and the fix are named; neither the
-  // profile nor the temporary file is left.
+  // A link planted at the temporary name (issue 30, item 9) is not followed: the file is created
+  // with O_EXCL|O_NOFOLLOW, the write fails loudly, the link's target is untouched.
   if (fs::exists("/dev/full")) {
-    const std::string full = dir.path + "/full.cubex";
-    const std::string tmp = full + ".tmp." + std::to_string(::getpid());
+    const std::string planted = dir.path + "/planted.cubex";
+    const std::string tmp = planted + ".tmp." + std::to_string(::getpid());
     fs::create_symlink("/dev/full", tmp);
     err.clear();
-    CHECK_FALSE(cube4::write(full, b.p, &err));
+    CHECK_FALSE(cube4::write(planted, b.p, &err));
+    CHECK(err == "cannot write CUBE4 profile " + planted + ": File exists");
+    CHECK_FALSE(fs::exists(planted));
+    CHECK(fs::is_symlink(fs::symlink_status(tmp)));
+    CHECK(fs::exists("/dev/full"));
+  }
+
+  // A full disk (EFBIG from RLIMIT_FSIZE, which write() treats as one): its size and the fix are
+  // named; neither the profile nor the temporary file is left. (Before issue 30 this planted a
+  // link to /dev/full, which the writer no longer follows.)
+  {
+    const std::string full = dir.path + "/full.cubex";
+    const std::string tmp = full + ".tmp." + std::to_string(::getpid());
+    struct rlimit before;
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &before) == 0);
+    struct rlimit small = before;
+    small.rlim_cur = 512;
+    void (*old_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    err.clear();
+    const bool wrote = cube4::write(full, b.p, &err);
+    ::setrlimit(RLIMIT_FSIZE, &before);
+    std::signal(SIGXFSZ, old_handler);
+    CHECK_FALSE(wrote);
     INFO(err);
-    CHECK(err.rfind("cannot write CUBE4 profile " + full + ": No space left on device (it needs ", 0) == 0);
+    CHECK(err.rfind("cannot write CUBE4 profile " + full + ": File too large (it needs ", 0) == 0);
     CHECK(err.find(" KiB); free space there or set PROF_EXPERIMENT_DIRECTORY to a file system with more room") != std::string::npos);
     CHECK(err.find('\n') == std::string::npos);
     CHECK_FALSE(fs::exists(full));
     CHECK_FALSE(fs::exists(fs::symlink_status(tmp)));
-    CHECK(fs::exists("/dev/full"));
   }
 
   // Malformed profiles: a second root, a size mismatch.

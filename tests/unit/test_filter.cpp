@@ -2,6 +2,11 @@
 // Unit tests of the filter-file parser and matcher (Score-P semantics, SCOREP-REFERENCE.md §2).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -468,6 +473,53 @@ TEST_CASE("an unreadable filter file gives one line naming it", "[filter]") {
   CHECK(error == PROF_SOURCE_DIR "/share/filters: cannot read the filter file (Is a directory); "
                  "expected a readable file");
   CHECK(f.empty());
+}
+
+TEST_CASE("load() refuses at once what is no filter file: FIFO, device, large, binary (issue 30)", "[filter]") {
+  // Before: /dev/zero and a FIFO were read forever; a 300 MB binary file cost 7x its size.
+  Filter f;
+  std::string error;
+  CHECK_FALSE(f.load("/dev/zero", &error));
+  CHECK(error == "/dev/zero: is a character device, not a regular file; give a text file of filter rules");
+
+  char dir_template[] = "/tmp/prof_test_filter_XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string dir = dir_template;
+  const std::string fifo = dir + "/fifo.filter";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);  // no writer: opening it for reading would block
+  CHECK_FALSE(f.load(fifo, &error));
+  CHECK(error == fifo + ": is a FIFO, not a regular file; give a text file of filter rules");
+
+  const std::string large = dir + "/large.filter";
+  {
+    std::ofstream out(large, std::ios::binary);
+    const std::string line = "PROF_REGION_NAMES_BEGIN EXCLUDE foo PROF_REGION_NAMES_END\n";
+    for (std::size_t n = 0; n <= Filter::kMaxFileBytes / line.size(); ++n) out << line;
+  }
+  CHECK_FALSE(f.load(large, &error));
+  CHECK(error == large + ": is larger than 16 MiB, the most a filter file may have; give a text file of filter rules "
+                         "(wildcards cover many names in one rule)");
+
+  const std::string binary = dir + "/binary.filter";
+  {
+    std::ofstream out(binary, std::ios::binary);
+    out << "PROF_REGION_NAMES_BEGIN\n" << std::string("EXC\0LUDE", 8) << "\n";
+  }
+  CHECK_FALSE(f.load(binary, &error));
+  CHECK(error == binary + ": holds a NUL byte at offset 27: a binary file, not a filter file; give a text file of "
+                          "filter rules");
+  CHECK(f.empty());
+
+  // A file just under the limit is read.
+  const std::string ok = dir + "/ok.filter";
+  {
+    std::ofstream out(ok, std::ios::binary);
+    out << "PROF_REGION_NAMES_BEGIN\n  EXCLUDE foo\nPROF_REGION_NAMES_END\n" << std::string(1 << 20, '\n');
+  }
+  CHECK(f.load(ok, &error));
+  CHECK(f.rule_count() == 1);
+  for (const std::string& p : {fifo, large, binary, ok}) ::unlink(p.c_str());
+  ::rmdir(dir.c_str());
 }
 
 TEST_CASE("a load() error carries the path and line", "[filter]") {
