@@ -240,4 +240,336 @@ bool save_and_merge(otf2w::TraceWriter& writer, const std::string& dir, std::uin
   return ok;
 }
 
+namespace {
+
+constexpr std::uint32_t kSalvageMagic = 0x50525332;  // "PRS2"
+
+std::string salvage_file(const std::string& dir, std::uint32_t rank) {
+  return dir + "/" + kParts + "/salvage.rank" + std::to_string(rank);
+}
+
+struct SalvagePart {
+  SalvageInfo info;
+  otf2w::LocalDefs local;
+  std::vector<char> defs;  // unify::encode_part
+};
+
+std::vector<char> encode_salvage(const SalvagePart& p) {
+  bytes::Writer o;
+  o.u32(kSalvageMagic);
+  o.u32(p.info.rank);
+  o.u32(p.info.size);
+  o.str(p.info.paradigm);
+  o.u64(p.info.resolution);
+  o.u64(p.info.tick0);
+  o.u64(p.info.real0_ns);
+  const otf2w::SalvageState& w = p.info.writer;
+  o.u64(w.event_chunk);
+  o.str(w.program);
+  o.u64(w.args.size());
+  for (const std::string& a : w.args) o.str(a);
+  o.u32(w.metric_threads);
+  o.u64(w.metrics.size());
+  for (const otf2w::MetricMember& m : w.metrics) {
+    o.str(m.name);
+    o.str(m.description);
+    o.str(m.unit);
+    o.u8(static_cast<std::uint8_t>((m.papi ? 1 : 0) | (m.absolute ? 2 : 0)));
+  }
+  o.u64(p.local.locations.size());
+  for (std::uint64_t id : p.local.locations) o.u64(id);
+  o.u64(p.local.clock_offsets.size());
+  for (const auto& [at, off] : p.local.clock_offsets) {
+    o.u64(at);
+    o.i64(off);
+  }
+  o.str(std::string(p.defs.begin(), p.defs.end()));
+  return std::move(o.data());
+}
+
+bool decode_salvage(const std::vector<char>& b, SalvagePart* p) {
+  bytes::Reader in(b.data(), b.size());
+  if (in.u32() != kSalvageMagic) return false;
+  p->info.rank = in.u32();
+  p->info.size = in.u32();
+  p->info.paradigm = in.str();
+  p->info.resolution = in.u64();
+  p->info.tick0 = in.u64();
+  p->info.real0_ns = in.u64();
+  otf2w::SalvageState& w = p->info.writer;
+  w.event_chunk = in.u64();
+  w.program = in.str();
+  const std::uint64_t na = in.count(8);
+  for (std::uint64_t i = 0; i < na && in.ok(); ++i) w.args.push_back(in.str());
+  w.metric_threads = in.u32();
+  const std::uint64_t nm = in.count(25);
+  for (std::uint64_t i = 0; i < nm && in.ok(); ++i) {
+    otf2w::MetricMember m;
+    m.name = in.str();
+    m.description = in.str();
+    m.unit = in.str();
+    const std::uint8_t f = in.u8();
+    m.papi = f & 1;
+    m.absolute = f & 2;
+    w.metrics.push_back(std::move(m));
+  }
+  const std::uint64_t nl = in.count(8);
+  for (std::uint64_t i = 0; i < nl && in.ok(); ++i) p->local.locations.push_back(in.u64());
+  const std::uint64_t no = in.count(16);
+  for (std::uint64_t i = 0; i < no && in.ok(); ++i) {
+    const std::uint64_t at = in.u64();
+    p->local.clock_offsets.emplace_back(at, in.i64());
+  }
+  const std::string d = in.str();
+  p->defs.assign(d.begin(), d.end());
+  return in.ok() && in.done() && p->info.size > 0 && p->info.rank < p->info.size && p->info.resolution > 0 &&
+         w.event_chunk > 0;
+}
+
+/// The last chunk of an event file whose writer was never closed ends in OTF2's end-of-chunk
+/// marker, and a reader then looks for a next chunk and fails: that marker becomes the end-of-file
+/// one, as a closed writer writes it. The chunk's records are walked to find it: each is a type
+/// byte, then a timestamp's 8 bytes, or a length (one byte, or 0xff and 8 bytes) and as many bytes.
+/// OTF2 3.0's layout (OTF2_Buffer.h: END_OF_CHUNK 0, END_OF_BUFFER 1, END_OF_FILE 2, CHUNK_HEADER
+/// 3 with the endianness byte and two full 8-byte event positions, TIMESTAMP 5). False when the
+/// chunk does not look like one (it is left as it is).
+bool end_last_chunk(const std::string& evt, std::uint64_t chunk) {
+  struct stat st {};
+  if (::stat(evt.c_str(), &st) != 0 || st.st_size < static_cast<off_t>(chunk) || chunk < 32) return false;
+  const int fd = ::open(evt.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  const off_t at = st.st_size - static_cast<off_t>(chunk);
+  std::vector<unsigned char> c(chunk);
+  bool ok = ::pread(fd, c.data(), chunk, at) == static_cast<ssize_t>(chunk) && c[0] == 3 && c[1] == 0x42;
+  std::uint64_t pos = 18;
+  while (ok) {
+    if (pos + 2 > chunk) {
+      ok = false;
+      break;
+    }
+    const unsigned char t = c[pos];
+    if (t == 0) break;            // END_OF_CHUNK
+    if (t == 1 || t == 2) {       // ends already
+      ::close(fd);
+      return true;
+    }
+    if (t == 3) {
+      ok = false;
+      break;
+    }
+    if (t == 5) {
+      pos += 9;
+      continue;
+    }
+    std::uint64_t len = c[pos + 1], head = 2;
+    if (len == 0xff) {
+      if (pos + 10 > chunk) {
+        ok = false;
+        break;
+      }
+      std::memcpy(&len, &c[pos + 2], 8);
+      head = 10;
+    }
+    if (len > chunk) {
+      ok = false;
+      break;
+    }
+    pos += head + len;
+  }
+  if (ok) {
+    const unsigned char end[2] = {2, 1};  // END_OF_FILE, END_OF_BUFFER, as a closed writer ends
+    ok = ::pwrite(fd, end, 2, at + static_cast<off_t>(pos)) == 2;
+  }
+  ::close(fd);
+  return ok;
+}
+
+std::string size_text(std::uint64_t bytes) {
+  char buf[64];
+  if (bytes >= (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  else std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
+  return buf;
+}
+
+}  // namespace
+
+bool save_salvage_part(const std::string& dir, const SalvageInfo& info, const unify::ProcessPart& self,
+                       const std::vector<std::uint64_t>& locations,
+                       const std::vector<std::pair<std::uint64_t, std::int64_t>>& offsets) {
+  SalvagePart p;
+  p.info = info;
+  p.local.locations = locations;
+  p.local.clock_offsets = offsets;
+  p.defs = unify::encode_part(self, regions::snapshot(), comms::snapshot(), info.rank);
+  ::mkdir((dir + "/" + kParts).c_str(), 0755);
+  return write_file(salvage_file(dir, info.rank), encode_salvage(p));
+}
+
+void remove_salvage_part(const std::string& dir, std::uint32_t rank) {
+  ::unlink(salvage_file(dir, rank).c_str());
+  ::unlink((salvage_file(dir, rank) + ".tmp").c_str());
+  ::rmdir((dir + "/" + kParts).c_str());  // only when empty (a failed job's merges stay)
+}
+
+bool salvage(const std::string& experiment, std::vector<std::string>* report, std::string* error) {
+  const std::string dir = experiment, parts_dir = dir + "/" + kParts;
+  struct stat st {};
+  if (::lstat((dir + "/traces.otf2").c_str(), &st) == 0) {
+    *error = "'" + dir + "' has a trace already (traces.otf2); nothing to salvage";
+    return false;
+  }
+  std::vector<SalvagePart> parts;
+  std::uint64_t spilled = 0;
+  if (DIR* d = ::opendir(parts_dir.c_str())) {
+    while (const struct dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.rfind("salvage.rank", 0) != 0 || name.find(".tmp") != std::string::npos) continue;
+      std::ifstream f(parts_dir + "/" + name, std::ios::binary);
+      std::vector<char> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      SalvagePart p;
+      if (!decode_salvage(b, &p)) {
+        *error = "'" + parts_dir + "/" + name + "' is damaged; the trace of that process cannot be salvaged";
+        ::closedir(d);
+        return false;
+      }
+      parts.push_back(std::move(p));
+    }
+    ::closedir(d);
+  }
+  if (DIR* d = ::opendir(dir.c_str())) {  // raw spill files: events never converted
+    while (const struct dirent* e = ::readdir(d))
+      if (std::strncmp(e->d_name, "prof-spill-", 11) == 0 && ::stat((dir + "/" + e->d_name).c_str(), &st) == 0)
+        spilled += static_cast<std::uint64_t>(st.st_size);
+    ::closedir(d);
+  }
+  if (parts.empty()) {
+    *error = "'" + dir + "' holds no definitions of a killed run (prof-parts/salvage.rank<r>): not an experiment of a "
+             "tracing run that flushed, or its trace was written";
+    return false;
+  }
+  std::sort(parts.begin(), parts.end(), [](const SalvagePart& a, const SalvagePart& b) { return a.info.rank < b.info.rank; });
+  const SalvageInfo& first = parts.front().info;
+  for (const SalvagePart& p : parts)
+    if (p.info.size != first.size || p.info.writer.event_chunk != first.writer.event_chunk) {
+      *error = "the salvage parts in '" + parts_dir + "' come from different runs; remove the stale ones";
+      return false;
+    }
+  // Each event file: whole chunks only (a kill during a write may leave a part of one).
+  const std::uint64_t chunk = first.writer.event_chunk;
+  std::uint64_t cut = 0;
+  for (const SalvagePart& p : parts)
+    for (std::uint64_t id : p.local.locations) {
+      const std::string evt = dir + "/traces/" + std::to_string(id) + ".evt";
+      if (::stat(evt.c_str(), &st) != 0) continue;
+      const auto size = static_cast<std::uint64_t>(st.st_size);
+      if (size % chunk && ::truncate(evt.c_str(), static_cast<off_t>(size - size % chunk)) == 0) cut += size % chunk;
+      end_last_chunk(evt, chunk);
+    }
+  std::vector<std::vector<char>> defs;
+  for (const SalvagePart& p : parts) defs.push_back(p.defs);
+  unify::Result merged;
+  std::vector<unify::Result> maps;
+  if (!unify::merge_parts(defs, first.size, &merged, &maps, error)) {
+    *error = "the salvage parts in '" + parts_dir + "': " + *error;
+    return false;
+  }
+  otf2w::Definitions g;
+  g.clock.resolution = first.resolution;
+  g.clock.offset = merged.start;
+  // The events of the files end before the files' last change: the trace's length reaches there
+  // (the parts' end is their last save).
+  std::uint64_t last_ns = 0;
+  for (const SalvagePart& p : parts)
+    for (std::uint64_t id : p.local.locations)
+      if (::stat((dir + "/traces/" + std::to_string(id) + ".evt").c_str(), &st) == 0)
+        last_ns = std::max<std::uint64_t>(last_ns, static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
+                                                       static_cast<std::uint64_t>(st.st_mtim.tv_nsec));
+  const auto tick_of = [&](std::uint64_t ns) {
+    const double d = (static_cast<double>(ns) - static_cast<double>(first.real0_ns)) * 1e-9 * static_cast<double>(first.resolution);
+    return d <= 0 ? first.tick0 : first.tick0 + static_cast<std::uint64_t>(d);
+  };
+  const std::uint64_t end = std::max<std::uint64_t>(merged.end, tick_of(last_ns) + first.resolution);  // 1 s to spare
+  g.clock.length = end - merged.start;
+  g.clock.realtime_ns = first.real0_ns + static_cast<std::uint64_t>((static_cast<double>(merged.start) - static_cast<double>(first.tick0)) *
+                                                                     1e9 / static_cast<double>(first.resolution));
+  g.machine = "Linux";
+  g.mpp_paradigm = first.paradigm.empty() ? nullptr : first.paradigm.c_str();
+  g.regions = std::move(merged.regions);
+  g.comms = std::move(merged.comms);
+  g.processes = std::move(merged.processes);
+  g.contexts = std::move(merged.contexts);
+  g.generators = std::move(merged.generators);
+  std::vector<otf2w::LocalDefs> locals;
+  std::vector<std::uint64_t> ids;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    otf2w::LocalDefs l = parts[i].local;
+    l.region_map = std::move(maps[i].region_map);
+    l.comm_map = std::move(maps[i].comm_map);
+    l.window_map = std::move(maps[i].window_map);
+    l.context_map = std::move(maps[i].context_map);
+    l.generator_map = std::move(maps[i].generator_map);
+    for (std::uint64_t id : l.locations) ids.push_back(id);
+    locals.push_back(std::move(l));
+  }
+  // Ranks without a part: one empty placeholder location each, so that communicators can still
+  // name all ranks (as a failed job's merge does).
+  otf2w::LocalDefs placeholders;
+  for (std::size_t r = 0; r < g.processes.size(); ++r) {
+    auto& p = g.processes[r];
+    if (!p.locations.empty()) continue;
+    const std::uint64_t id = otf2w::placeholder_location(static_cast<std::uint32_t>(r));
+    p.locations.push_back({id, "no data (the rank left no definitions)", 0, 0, ""});
+    if (p.host.empty()) p.host = "unknown host";
+    placeholders.locations.push_back(id);
+    ids.push_back(id);
+  }
+  if (!placeholders.locations.empty()) locals.push_back(placeholders);
+  // A location that never flushed has no event file: an empty one, so that readers find every
+  // location's events.
+  ::mkdir((dir + "/traces").c_str(), 0755);
+  std::vector<std::uint64_t> missing;
+  for (std::uint64_t id : ids)
+    if (::stat((dir + "/traces/" + std::to_string(id) + ".evt").c_str(), &st) != 0) missing.push_back(id);
+  // Twice: with the parts' event counts (what the writer took in), then with what a reader reads.
+  std::uint64_t taken = 0;
+  for (const auto& p : g.processes)
+    for (const auto& l : p.locations) taken += l.events;
+  {
+    otf2w::TraceWriter w;
+    if (!w.write_salvaged(dir, first.writer, g, locals, missing, error)) return false;
+  }
+  std::vector<std::uint64_t> counts;
+  if (!otf2w::TraceWriter::count_events(dir + "/traces.otf2", ids, &counts, error)) return false;
+  std::uint64_t kept = 0;
+  std::size_t with_events = 0;
+  for (auto& p : g.processes)
+    for (auto& l : p.locations) {
+      const auto at = std::find(ids.begin(), ids.end(), l.id);
+      l.events = at == ids.end() ? 0 : counts[static_cast<std::size_t>(at - ids.begin())];
+      kept += l.events;
+      with_events += l.events > 0;
+    }
+  {
+    otf2w::TraceWriter w;
+    if (!w.write_salvaged(dir, first.writer, g, locals, {}, error)) return false;
+  }
+  std::vector<std::uint32_t> ranks;
+  for (const SalvagePart& p : parts) ranks.push_back(p.info.rank);
+  report->push_back("trace written: " + dir + "/traces.otf2, " + std::to_string(kept) + " events of " + std::to_string(with_events) +
+                    " of " + std::to_string(ids.size()) + " locations" +
+                    (first.size > 1 ? " (ranks " + describe_ranks(ranks, first.size) + ")" : std::string()));
+  std::string lost = "lost: the events after each thread's last flush (they were in memory), and each location's last "
+                     "OTF2 chunk that was not full yet";
+  if (taken > kept) lost += " (" + std::to_string(taken - kept) + " events that the last definitions save had counted)";
+  if (cut) lost += "; " + size_text(cut) + " of chunks the kill cut short";
+  if (spilled) lost += "; " + size_text(spilled) + " of raw events in prof-spill-* files, which are not converted";
+  report->push_back(lost);
+  report->push_back("regions still open at the kill stay open in the trace; there is no profile (it is kept in memory until "
+                    "the end: PROF_FLUSH_SIGNAL writes checkpoints of it during the run)");
+  if (first.size > parts.size())
+    report->push_back("ranks without definitions on disk (no flush, or a node lost): " + std::to_string(first.size - parts.size()) +
+                      " of " + std::to_string(first.size));
+  return true;
+}
+
 }  // namespace prof::partial_trace

@@ -38,6 +38,35 @@ void announce_writing(const std::string& dir, std::uint32_t rank);
 /// Ends this process's announcement and waits as above; returns the ranks it waited for.
 std::vector<std::uint32_t> finish_writing(const std::string& dir, std::uint32_t rank, int max_seconds);
 
+// ---- Killed runs (prof-salvage) ----
+// A process killed without a chance to write (SIGKILL, the OOM killer, a node's end) leaves the
+// event files of its flushes in `<experiment>/traces/` without definitions or anchor. So while a
+// trace is written during the run, each process keeps its definitions on disk too, as a part file
+// `<experiment>/prof-parts/salvage.rank<r>` like a failed rank's (plus what the writer's events
+// refer to), replaced whenever definitions or locations were added before a flush converts
+// events that may use them, and removed once the trace is written at the end. salvage() turns
+// what a killed run left into a readable trace.
+
+/// What a salvage part holds besides the definitions.
+struct SalvageInfo {
+  std::uint32_t rank = 0, size = 1;
+  std::string paradigm;                  ///< "" for one process, else the Mpp's ("MPI")
+  otf2w::SalvageState writer;
+  std::uint64_t resolution = 0;          ///< timer ticks per second
+  std::uint64_t tick0 = 0, real0_ns = 0; ///< a timer tick and its wall-clock time (ns since 1970)
+};
+/// Replaces this process's salvage part in `dir`. Any thread, under the runtime's lock.
+bool save_salvage_part(const std::string& dir, const SalvageInfo& info, const unify::ProcessPart& self,
+                       const std::vector<std::uint64_t>& locations,
+                       const std::vector<std::pair<std::uint64_t, std::int64_t>>& offsets);
+/// The trace was written: the part goes (and prof-parts/ when empty).
+void remove_salvage_part(const std::string& dir, std::uint32_t rank);
+/// prof-salvage: writes the definitions and anchor for the event files in `experiment`/traces from
+/// its salvage parts, with each location's event count as an OTF2 reader reads them (a chunk cut by
+/// the kill and what follows are left out). `report`: lines saying what the trace holds and what
+/// was lost. False with a one-line error (nothing to salvage, damaged parts, no room).
+bool salvage(const std::string& experiment, std::vector<std::string>* report, std::string* error);
+
 /// "0-2,5 of 8" for the ranks in a message.
 std::string describe_ranks(const std::vector<std::uint32_t>& ranks, std::uint32_t size);
 

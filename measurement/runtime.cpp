@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cerrno>
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,7 @@
 #include "measurement/events.hpp"
 #include "measurement/experiment_dir.hpp"
 #include "measurement/definitions/comms.hpp"
+#include "measurement/definitions/contexts.hpp"
 #include "measurement/filter/filter.hpp"
 #include "measurement/log.hpp"
 #include "measurement/memory/budget.hpp"
@@ -105,6 +107,8 @@ struct State {
   std::atomic<std::uint64_t> profile_bytes{0};  // pool memory held by profile nodes
   char* slab_pos = nullptr;  // the shared chunk profile slabs are carved from (mutex)
   char* slab_end = nullptr;
+  std::array<std::size_t, 4> salvage_saved{};  // what the salvage part on disk holds (save_salvage_locked)
+  bool salvage_failed = false;
 };
 
 State* g_state = nullptr;  // never destroyed
@@ -457,11 +461,49 @@ void report_trace_failure(State& s) {
   if (!line.empty()) log::error("%s", experiment_dir::readable(s.claim, line).c_str());
 }
 
+// The definitions a salvage of this run needs (partial_trace: prof-salvage turns the event files
+// a killed run left into a trace), saved before events that may use them are converted, whenever
+// definitions or locations were added. State mutex held.
+void save_salvage_locked(State& s) {
+  if (!s.writer.is_open() || s.writer.failed() || s.trace_abandoned || g_checkpoint_child) return;
+  const std::size_t comm_count = comms::snapshot().size();
+  const std::array<std::size_t, 4> key = {regions::count(), comm_count, contexts::count(), s.locations.size()};
+  if (key == s.salvage_saved) return;
+  unify::ProcessPart self;
+  self.rank = s.rank;
+  self.host = experiment_dir::host_name();
+  self.start = timer::start();
+  self.end = timer::now();
+  std::vector<Location*> locs = s.locations;
+  std::sort(locs.begin(), locs.end(), [](const Location* a, const Location* b) { return a->index < b->index; });
+  std::vector<std::uint64_t> ids;
+  for (const Location* loc : locs) {
+    self.locations.push_back({loc->global_id, loc->name, s.writer.event_count(loc->global_id), static_cast<std::uint8_t>(loc->type),
+                              loc->group});
+    ids.push_back(loc->global_id);
+  }
+  partial_trace::SalvageInfo info;
+  info.rank = s.rank;
+  info.size = s.mpp ? s.mpp->size() : 1;
+  info.paradigm = s.mpp ? s.mpp->paradigm() : "";
+  info.writer = s.writer.salvage_state();
+  info.resolution = timer::resolution();
+  info.tick0 = timer::start();
+  info.real0_ns = timer::realtime_ns(info.tick0);
+  if (partial_trace::save_salvage_part(s.writer.directory(), info, self, ids, s.clock_offsets)) s.salvage_saved = key;
+  else if (!s.salvage_failed) {
+    s.salvage_failed = true;
+    log::warning("cannot save the trace's definitions in '%s/prof-parts' (%s); a kill of this run would leave a trace that "
+                 "prof-salvage cannot read", s.directory.c_str(), std::strerror(errno));
+  }
+}
+
 // Writes a location's buffered events to the archive and empties the buffer (keeping its
 // current chunk unless `close`). State mutex held. Returns false when nothing can be written.
 bool convert_locked(State& s, Location* loc, bool close) {
   if (!ready_locked(s)) return false;
   if (loc->converted) return true;
+  save_salvage_locked(s);
   if (s.trace_abandoned || s.writer.failed()) {
     s.bytes_recorded += loc->trace.bytes();  // the run's need of event memory, for its report
     s.writer.drop_events(loc->trace);
@@ -1508,6 +1550,7 @@ bool write_trace(State& s, const std::vector<Location*>& locs, bool together, co
       log::error("%s", experiment_dir::readable(s.claim, err).c_str());
       return false;
     }
+    partial_trace::remove_salvage_part(s.writer.directory(), s.rank);
     if (merged) *merged = ranks;
     else
       log::info(0, "trace merged without the other ranks' help: %s/traces.otf2 holds ranks %s (a rank that writes later "
@@ -1536,6 +1579,7 @@ bool write_trace(State& s, const std::vector<Location*>& locs, bool together, co
   defs.comms = std::move(unified.comms);
   defs.processes = std::move(unified.processes);
   const bool written = s.writer.finish(defs, &err);
+  partial_trace::remove_salvage_part(s.writer.directory(), s.rank);  // written, or removed after a failure
   if (!written) {
     report_trace_failure(s);
     if (!err.empty()) log::error("%s", err.c_str());

@@ -420,6 +420,137 @@ void TraceWriter::set_program(const std::string& name, const std::vector<std::st
   for (const auto& a : args) impl_->args.push_back(impl_->str(a));
 }
 
+namespace {
+void remove_merge_dir(const std::string& path);
+}  // namespace
+
+SalvageState TraceWriter::salvage_state() const {
+  const Impl& m = *impl_;
+  SalvageState st;
+  if (m.program < m.string_list.size()) st.program = m.string_list[m.program];
+  for (OTF2_StringRef a : m.args)
+    if (a < m.string_list.size()) st.args.push_back(m.string_list[a]);
+  st.metrics = m.metrics;
+  st.metric_threads = m.metric_class_size[0];
+  st.event_chunk = m.stats.otf2_block_bytes;
+  return st;
+}
+
+bool TraceWriter::write_salvaged(const std::string& dir, const SalvageState& state, const Definitions& global,
+                                 const std::vector<LocalDefs>& locals, const std::vector<std::uint64_t>& empty,
+                                 std::string* error) {
+  Impl& m = *impl_;
+  if (m.archive) {
+    *error = "the writer is open";
+    return false;
+  }
+  // The same string and metric ids as the writer that wrote the events (set_program first).
+  set_program(state.program, state.args);
+  set_metrics(state.metrics, state.metric_threads);
+  m.stats.otf2_block_bytes = state.event_chunk;
+  m.set_callback();
+  const std::string tmp = dir + "/prof-parts/salvage-" + std::to_string(::getpid());
+  remove_merge_dir(tmp);
+  ::mkdir((dir + "/prof-parts").c_str(), 0755);
+  OTF2_Archive* a = OTF2_Archive_Open(tmp.c_str(), "traces", OTF2_FILEMODE_WRITE, state.event_chunk, OTF2_CHUNK_SIZE_MIN,
+                                      OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  bool ok = a != nullptr;
+  if (ok) {
+    static const OTF2_FlushCallbacks flush_cbs = {&Impl::pre_flush, nullptr};
+    OTF2_Archive_SetFlushCallbacks(a, &flush_cbs, &m);
+    ok = OTF2_Archive_SetSerialCollectiveCallbacks(a) == OTF2_SUCCESS;
+    OTF2_Archive_SetCreator(a, "prof " PROF_VERSION);
+    OTF2_Archive_SetDescription(a, "prof measurement (salvaged from a run that was killed)");
+  }
+  if (ok) {
+    m.archive = a;
+    OTF2_Archive_OpenEvtFiles(a);
+    for (std::uint64_t id : empty)
+      if (OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, id)) OTF2_Archive_CloseEvtWriter(a, w);
+    OTF2_Archive_CloseEvtFiles(a);
+    OTF2_Archive_OpenDefFiles(a);
+    for (const LocalDefs& l : locals) m.write_local(l, global.clock);
+    OTF2_Archive_CloseDefFiles(a);
+    ok = !m.failed && m.write_global(global);
+    ok = OTF2_Archive_Close(a) == OTF2_SUCCESS && ok && !m.failed;
+    m.archive = nullptr;
+  }
+  // The local definitions into traces/, then traces.def, then the anchor: a reader finds the
+  // anchor only once all it names is there.
+  const std::string from = tmp + "/traces/", to = dir + "/traces/";
+  if (ok)
+    if (DIR* d = ::opendir(from.c_str())) {
+      while (const struct dirent* e = ::readdir(d))
+        if (e->d_name[0] != '.' && ::rename((from + e->d_name).c_str(), (to + e->d_name).c_str()) != 0) ok = false;
+      ::closedir(d);
+    }
+  ok = ok && ::rename((tmp + "/traces.def").c_str(), (dir + "/traces.def").c_str()) == 0 &&
+       ::rename((tmp + "/traces.otf2").c_str(), (dir + "/traces.otf2").c_str()) == 0;
+  const std::string why = m.failed ? m.failure_detail : std::strerror(errno);
+  remove_merge_dir(tmp);
+  m.reset_callback();
+  if (!ok) *error = "cannot write the trace's definitions in '" + dir + "' (" + why + ")";
+  return ok;
+}
+
+bool TraceWriter::count_events(const std::string& anchor, const std::vector<std::uint64_t>& locations,
+                               std::vector<std::uint64_t>* counts, std::string* error) {
+  // OTF2's messages of the cut chunk are expected here: not printed.
+  OTF2_Error_RegisterCallback([](void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char*, va_list) { return code; },
+                              nullptr);
+  counts->assign(locations.size(), 0);
+  OTF2_Reader* r = OTF2_Reader_Open(anchor.c_str());
+  if (!r) {
+    *error = "cannot open '" + anchor + "' to count its events";
+    OTF2_Error_RegisterCallback(nullptr, nullptr);
+    return false;
+  }
+  OTF2_Reader_SetSerialCollectiveCallbacks(r);
+  for (std::size_t i = 0; i < locations.size(); ++i) {
+    OTF2_Reader_SelectLocation(r, locations[i]);
+  }
+  OTF2_Reader_OpenEvtFiles(r);
+  for (std::size_t i = 0; i < locations.size(); ++i) {
+    OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(r, locations[i]);
+    if (!er) continue;
+    // The last event position a seek reaches (OTF2 finds positions through its chunk headers,
+    // without decoding the events before), then the events from there read one by one: a trace
+    // of 40 million events is counted in a second, not in a minute.
+    std::uint64_t lo = 0, hi = 1;
+    while (OTF2_EvtReader_Seek(er, hi) == OTF2_SUCCESS) {
+      lo = hi;
+      if (hi > (std::uint64_t{1} << 62)) break;
+      hi *= 2;
+    }
+    while (hi - lo > 1) {  // lo reachable (or 0), hi not
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      if (OTF2_EvtReader_Seek(er, mid) == OTF2_SUCCESS) lo = mid;
+      else hi = mid;
+    }
+    if (lo > 1 && OTF2_EvtReader_Seek(er, lo) != OTF2_SUCCESS) lo = 0;
+    // OTF2 counts the records read before an error too (OTF2_EvtReader_ReadEvents).
+    std::uint64_t n = lo > 1 ? lo - 1 : 0;
+    if (lo <= 1) {  // from the start
+      OTF2_Reader_CloseEvtReader(r, er);
+      er = OTF2_Reader_GetEvtReader(r, locations[i]);
+      if (!er) continue;
+    }
+    constexpr uint64_t kBatch = 1 << 16;
+    for (;;) {
+      uint64_t got = 0;
+      const OTF2_ErrorCode rc = OTF2_Reader_ReadLocalEvents(r, er, kBatch, &got);
+      n += got;
+      if (rc != OTF2_SUCCESS || got < kBatch) break;
+    }
+    (*counts)[i] = n;
+    OTF2_Reader_CloseEvtReader(r, er);
+  }
+  OTF2_Reader_CloseEvtFiles(r);
+  OTF2_Reader_Close(r);
+  OTF2_Error_RegisterCallback(nullptr, nullptr);
+  return true;
+}
+
 void TraceWriter::set_metrics(const std::vector<MetricMember>& members, unsigned thread_count) {
   impl_->metrics = members;
   impl_->metric_class_size[0] = thread_count;

@@ -93,6 +93,17 @@ struct WriterStats {
   std::uint64_t dropped_events = 0;
 };
 
+/// What a salvage (prof-salvage, partial_trace::salvage) needs of a writer besides the
+/// definitions to write the definitions for event files it left: the strings and metric classes
+/// its events refer to (ProgramBegin's, Metric events'), in the order it made them, and its chunk size.
+struct SalvageState {
+  std::string program;
+  std::vector<std::string> args;
+  std::vector<MetricMember> metrics;
+  unsigned metric_threads = 0;   ///< set_metrics' thread_count
+  std::uint64_t event_chunk = 0; ///< the archive's event chunk size
+};
+
 class TraceWriter {
  public:
   TraceWriter();
@@ -161,6 +172,22 @@ class TraceWriter {
   /// Tests: called after each step of write_merged ("written", "local definitions", "current",
   /// "traces.def", "traces.otf2"), where a kill could come.
   void on_merge_step(std::function<void(const std::string&)> observer);
+
+  /// This writer's SalvageState (open writers).
+  SalvageState salvage_state() const;
+  /// On a writer never opened: the definitions of an archive whose event files a killed process
+  /// left in `dir/traces` (writers never closed): `dir/traces.otf2`, `dir/traces.def` and each
+  /// location's `dir/traces/<id>.def`, written in a scratch folder and renamed into place, the
+  /// anchor last. `state` from salvage_state() of the writer that wrote the events. False with a
+  /// one-line error.
+  /// `empty`: locations without an event file (no flush; ranks without data): empty ones too.
+  bool write_salvaged(const std::string& dir, const SalvageState& state, const Definitions& global,
+                      const std::vector<LocalDefs>& locals, const std::vector<std::uint64_t>& empty, std::string* error);
+  /// The events an OTF2 reader reads of each of `locations` in the archive `anchor`, up to the
+  /// first it cannot read (a chunk the kill cut short). False with a one-line error when the
+  /// archive cannot be opened.
+  static bool count_events(const std::string& anchor, const std::vector<std::uint64_t>& locations,
+                           std::vector<std::uint64_t>* counts, std::string* error);
 
   const WriterStats& stats() const;
   const std::string& last_error() const;

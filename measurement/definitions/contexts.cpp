@@ -34,6 +34,12 @@ std::vector<ContextDef> snapshot() {
   return t.defs;
 }
 
+std::size_t count() {
+  Table& t = table();
+  std::lock_guard<std::mutex> g(t.mutex);
+  return t.defs.size() + t.generators.size();
+}
+
 std::uint32_t define_generator(const GeneratorDef& def) {
   Table& t = table();
   std::lock_guard<std::mutex> g(t.mutex);

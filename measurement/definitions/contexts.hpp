@@ -25,6 +25,8 @@ struct ContextDef {
 ContextId define(ContextId parent, RegionId region);
 /// A copy of all definitions, index = local id.
 std::vector<ContextDef> snapshot();
+/// Contexts and generators defined so far (both only grow). Any thread; locks.
+std::size_t count();
 
 struct GeneratorDef {
   std::string name;          ///< "perf_cycles", "perf_cpu_clock", "perf_task_clock", "timer"

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# A tracing run killed by SIGKILL after flushes (issue 30, item 3): before, its flushed events sat
+# in traces/*.evt with no definitions or anchor and no tool read them. prof-salvage turns them
+# into a trace:
+#  1. paced_calls, tracing at 8M (a flush about every second), SIGKILL after 3 s: prof-salvage
+#     exits 0 and says what it wrote and what was lost; otf2-print reads the trace with nothing on
+#     stderr, with over 10,000 Enters of leaf and each Location's event count equal to what the
+#     otf2 module reads; prof-export converts it.
+#  2. paced_calls with 2 threads at 32M (two OTF2 buffers: each thread's flushes go to its event
+#     file, none to a raw spill file) killed after 4.5 s: both threads' locations have events.
+#  3. A run that ended (SIGTERM): its experiment has no salvage part left, and prof-salvage says
+#     there is a trace already (one line, status 1). A run killed before its first flush: one line,
+#     status 1, nothing written.
+source "$ROBUSTNESS_SRC/common.sh"
+build paced "$ROBUSTNESS_SRC/progs/paced_calls.c" -pthread
+ulimit -c 0
+pid=
+trap '[ -z "$pid" ] || kill -9 "$pid" 2>/dev/null || true' EXIT
+
+# kill_after <seconds> <exp> <program...>: runs it traced, SIGKILL after <seconds>
+kill_after() {
+  local secs=$1 exp=$2
+  shift 2
+  PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=${MEM:-8M} PROF_EXPERIMENT_DIRECTORY=$exp "$@" >/dev/null 2>err_$exp &
+  pid=$!
+  sleep "$secs"
+  kill -9 $pid
+  set +e
+  wait $pid
+  set -e
+  pid=
+  [ ! -e $exp/traces.otf2 ] || fail "$exp: the killed run has a trace already?"
+}
+# salvaged <exp>: prof-salvage, then the readers
+salvaged() {
+  local exp=$1
+  "$prof_bin/prof-salvage" $exp >salvage_$exp.out 2>salvage_$exp.err || fail "$exp: prof-salvage failed: $(cat salvage_$exp.err)"
+  [ ! -s salvage_$exp.err ] || fail "$exp: prof-salvage wrote on stderr: $(cat salvage_$exp.err)"
+  expect_line salvage_$exp.out "^prof-salvage: trace written: $exp/traces.otf2, [0-9]+ events of [0-9]+ of [0-9]+ locations\$"
+  expect_line salvage_$exp.out '^prof-salvage: lost: the events after each thread'
+  otf2-print $exp/traces.otf2 >print_$exp 2>print_$exp.err || fail "$exp: otf2-print failed: $(head -3 print_$exp.err)"
+  [ ! -s print_$exp.err ] || fail "$exp: otf2-print complains: $(head -3 print_$exp.err)"
+  /usr/bin/python3 - $exp/traces.otf2 <<'PY' || fail "$exp: the otf2 module disagrees (above)"
+import sys, collections, otf2
+with otf2.reader.open(sys.argv[1]) as r:
+    got = collections.Counter(loc for loc, _ in r.events)
+    for loc in r.definitions.locations:
+        if got[loc] != loc.number_of_events:
+            sys.exit("%s: %d events read, numberOfEvents says %d" % (loc.name, got[loc], loc.number_of_events))
+    print("otf2 module: %d locations, %d events, the counts agree" % (len(r.definitions.locations), sum(got.values())))
+PY
+}
+
+# --- 1 ---
+kill_after 3 one ./paced
+salvaged one
+cat salvage_one.out
+enters=$(awk '$1 == "ENTER" && /"leaf"/' print_one | wc -l)
+[ "$enters" -gt 10000 ] || fail "one: only $enters Enters of leaf in the salvaged trace"
+"$prof_bin/prof-export" one -o one.pftrace >export.out 2>export.err || fail "prof-export of the salvaged trace failed: $(cat export.err)"
+echo "ok: a killed single-thread run: $enters Enters of leaf salvaged"
+
+# --- 2 ---
+MEM=32M kill_after 4.5 threads ./paced 2
+salvaged threads
+locs=$(/usr/bin/python3 -c 'import otf2,sys
+with otf2.reader.open(sys.argv[1]) as r: print(sum(1 for l in r.definitions.locations if l.number_of_events > 0))' threads/traces.otf2)
+[ "$locs" -eq 2 ] || fail "threads: $locs locations with events in the salvaged trace (2 threads ran)"
+echo "ok: a killed run of 2 threads: $locs locations with events"
+
+# --- 3 ---
+set +e
+PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=8M PROF_EXPERIMENT_DIRECTORY=ended timeout -s TERM 1.5 ./paced 2>/dev/null
+set -e
+[ -f ended/traces.otf2 ] || fail "ended: no trace"
+[ ! -e ended/prof-parts ] || fail "ended: prof-parts/ is left after the trace was written: $(ls ended/prof-parts)"
+set +e
+"$prof_bin/prof-salvage" ended >out 2>err
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "prof-salvage on a written trace: status $rc"
+expect_line err "^prof-salvage: error: 'ended' has a trace already \(traces.otf2\); nothing to salvage\$"
+set +e
+"$prof_bin/prof-salvage" nowhere >out 2>err
+rc=$?
+set -e
+[ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ] || fail "prof-salvage on a missing directory: status $rc, $(cat err)"
+echo "ok: prof-salvage refuses written and missing experiments in one line"
