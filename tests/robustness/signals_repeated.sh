@@ -48,6 +48,8 @@ for mode in profile trace; do
 done
 echo "ok: $((2 * runs)) runs under timeout -s TERM kept their data"
 
+pid=
+trap '[ -z "$pid" ] || kill -9 "$pid" 2>/dev/null || true' EXIT  # a failed check leaves no program running
 # start_spin <exp> [VAR=value...]: ./spin in the background; waits until it calls functions
 start_spin() {
   local exp=$1
