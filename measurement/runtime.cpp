@@ -1779,6 +1779,9 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
     log::warning("%" PRIu64 " events of signal handlers that interrupted prof were dropped (more than %u nested at once, or "
                  "after the measurement ended); their functions' visits are missing",
                  c.reentries, kDeferredEvents);
+  if (const filter::Filter* f = regions::filter())  // rules that matched nothing (issue 30)
+    if (const std::string w = filter::unmatched_warning(*f, v.filtering_file, prof_instrument_filters); !w.empty())
+      log::warning("%s", w.c_str());
   if (c.closed) log::info(1, "%" PRIu64 " frames were still open at the end and were closed", c.closed);
   log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", c.repairs, c.unmatched, c.closed);
 }

@@ -231,6 +231,7 @@ struct Score {
   // region at the cutoff, whose exclusive time holds their time.
   double folded = 0;
   std::size_t folded_depth_min = 0, folded_depth_max = 0;  // depth of the cutoff call paths (root 0)
+  std::vector<prof::filter::UnmatchedRule> unmatched;  // -f: rules that match no filterable region
 };
 
 /// Bytes of one Enter and one Leave of region `id` in OTF2 and in memory, with `metrics` values each.
@@ -747,6 +748,14 @@ void print_exclusive_hint(const Score& s) {
               100.0 * top->time / s.total_time, name.c_str(), name.c_str());
 }
 
+/// -f: the rules of the filter that match no function of the profile the filter applies to.
+std::string unmatched_hint(const Options& o, const Score& s) {
+  const std::size_t n = s.unmatched.size();
+  return (n == 1 ? std::string("1 rule of ") : std::to_string(n) + " rules of ") + o.filter_file + " match" + (n == 1 ? "es" : "") +
+         " no function of this profile that a filter applies to: " + prof::filter::unmatched_text(s.unmatched) + "; correct " +
+         (n == 1 ? "its pattern or remove it" : "their patterns or remove them");
+}
+
 void print_text(const Options& o, const Score& s, bool have_filter) {
   const Totals all = sum(s, [](const Row&) { return true; });
   const Estimate e = estimate(s, all, o.page_size);
@@ -783,6 +792,7 @@ void print_text(const Options& o, const Score& s, bool have_filter) {
     std::printf("\n");
     for (const FilteredRow& f : filtered_rows(s))
       print_line(s, f.mark, f.type.c_str(), f.t, f.name);
+    if (!s.unmatched.empty()) std::printf("\n(hint: %s)\n", unmatched_hint(o, s).c_str());
   }
   if (o.regions) {
     std::printf("\n");
@@ -827,6 +837,18 @@ void print_json(const Options& o, const Score& s, bool have_filter) {
   if (s.metric)
     out += ",\n  \"metric\": {\"name\": " + json_string(s.metric->disp_name) + ", \"uniq_name\": " + json_string(s.metric->uniq_name) +
            ", \"unit\": " + json_string(s.metric->uom) + "}";
+  if (have_filter) {
+    out += ",\n  \"unmatched_filter_rules\": [";
+    const char* usep = "";
+    for (const prof::filter::UnmatchedRule& u : s.unmatched) {
+      out += std::string(usep) + "{\"file\": " + json_string(u.file) + ", \"line\": " + std::to_string(u.line) +
+             ", \"rule\": " + json_string(std::string(u.exclude ? "EXCLUDE" : "INCLUDE") + (u.mangled ? " MANGLED" : "")) +
+             ", \"pattern\": " + json_string(u.pattern) + ", \"file_names\": " + (u.file_rule ? "true" : "false") +
+             ", \"suggestion\": " + (u.suggestion.empty() ? std::string("null") : json_string(u.suggestion)) + "}";
+      usep = ", ";
+    }
+    out += "]";
+  }
   if (have_filter)
     out += ",\n  \"estimate_after_filtering\": " + json_estimate(estimate(s, sum(s, [](const Row& r) { return !r.filtered; }), o.page_size));
   out += ",\n  \"groups\": [";
@@ -946,16 +968,6 @@ bool parse_generate(const std::string& spec, GenerateRules* g, std::string* err)
   return true;
 }
 
-/// A filter pattern matching exactly `name`: fnmatch's special characters, '#' and blanks quoted.
-std::string quote_pattern(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    if (std::strchr("*?[]\\# \t", c)) out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 /// `path` renamed aside to a name that does not exist yet: path.old, path.old.1, ...
 bool move_aside(const std::string& path, std::string* moved_to) {
   struct stat st;
@@ -1026,11 +1038,15 @@ int generate(const Options& o, const GenerateRules& g, const Score& s) {
   }
   std::fprintf(f, ".\n# Check its effect with: prof-score -f %s %s\n# Use it with: PROF_FILTERING_FILE=%s\n", o.generate_file.c_str(),
                o.input.c_str(), o.generate_file.c_str());
+  if (!previous.empty() && !s.unmatched.empty())
+    std::fprintf(f, "\n# note: %s\n", unmatched_hint(o, s).c_str());
   if (!previous.empty()) std::fprintf(f, "\n# --- the rules of %s (-f), kept:\n%s# ---\n\n", o.filter_file.c_str(), previous.c_str());
   std::fprintf(f, "PROF_REGION_NAMES_BEGIN\n");
   for (const Row* r : chosen) {
     const cube4::Region& reg = s.profile.regions[r->region];
-    std::fprintf(f, "  EXCLUDE MANGLED %s  # %s, %s bytes, %s visits, %.3f us/visit\n", quote_pattern(reg.canonical.empty() ? reg.name : reg.canonical).c_str(),
+    // filter::quote_pattern: wildcards, '#', blanks and a keyword's first letter quoted, so the
+    // pattern matches exactly this name (the mangled one carries a C++ function's signature).
+    std::fprintf(f, "  EXCLUDE MANGLED %s  # %s, %s bytes, %s visits, %.3f us/visit\n", prof::filter::quote_pattern(reg.canonical.empty() ? reg.name : reg.canonical).c_str(),
                  reg.name.c_str(), grouped(r->max_buf).c_str(), grouped(r->visits).c_str(), 1e6 * r->time / r->visits);
   }
   std::fprintf(f, "PROF_REGION_NAMES_END\n");
@@ -1209,6 +1225,7 @@ int run(int argc, char** argv) {
     error(err);
     return kExitError;
   }
+  if (have_filter) s.unmatched = filter.unmatched(o.filter_file);
   for (const Row& r : s.rows)
     if (s.profile.regions[r.region].name == "PROFILE MEMORY FULL" && r.visits > 0)
       std::fprintf(stderr, "prof-score: warning: the profile ran out of memory during the run (it has 'PROFILE MEMORY FULL' nodes): "

@@ -61,6 +61,14 @@ void end_workshare(void (*end)(), bool barrier) {
   close_workshare();
 }
 
+/// The implicit barrier at the end of a parallel construct: named, as its parallel region is,
+/// after the outlined body `fn` (its entry's line is the construct's), not after the
+/// GOMP_parallel call, whose line at -O2 may be another statement's, the same for two constructs
+/// of one function (their barriers then merged into one region).
+RegionId end_barrier(void (*fn)(void*)) {
+  return omp::region(Construct::ImplicitBarrier, reinterpret_cast<const void*>(fn), true);
+}
+
 // A parallel region's body on each team thread: team begin, the region, the body, and the
 // implicit barrier at the end. The encountering thread entered its region before the call; its
 // barrier lasts until GOMP_parallel returns (libgomp's join). The other threads wait for the
@@ -112,14 +120,14 @@ void body(void* p) {
   par->fn(par->data);
   close_workshare();
   if (!master && in && omp::on(prof::config::kOmpBarrier)) {
-    const RegionId barrier = omp::region(Construct::ImplicitBarrier, par->ra, false);
+    const RegionId barrier = end_barrier(par->fn);
     t_pending = Pending{par->region, barrier, in, omp::enter(barrier), true};
     omp::end_barrier_begins(par);
   } else if (!master) {
     if (in) omp::leave(par->region);
     omp::team_end();
   } else if (omp::on(prof::config::kOmpBarrier)) {
-    par->barrier = omp::enter(omp::region(Construct::ImplicitBarrier, par->ra, false));
+    par->barrier = omp::enter(end_barrier(par->fn));
   }
   t_workshare = saved_ws;
   t_in_workshare = saved_in;
@@ -130,7 +138,8 @@ void body(void* p) {
 template <class Run>
 void parallel(void (*fn)(void*), void* data, unsigned threads, Construct ws, const void* ra, Run run) {
   Parallel par{fn, data, omp::region(Construct::Parallel, reinterpret_cast<const void*>(fn), true), 0, nullptr, nullptr, ra, false};
-  if (ws != Construct::Count) par.workshare = omp::region(ws, ra, false);
+  // A combined construct's loop or sections: named after `fn` too (as end_barrier).
+  if (ws != Construct::Count) par.workshare = omp::region(ws, reinterpret_cast<const void*>(fn), true);
   omp::fork(threads);
   par.path = omp::call_path();
   omp::team_begin(par.path);
@@ -138,7 +147,7 @@ void parallel(void (*fn)(void*), void* data, unsigned threads, Construct ws, con
   par.master = prof::tls_location;  // made by the events above on a thread's first use
   run(&body, &par);
   omp::note_join(&par, prof::timer::now());
-  if (par.barrier) omp::leave(omp::region(Construct::ImplicitBarrier, ra, false));
+  if (par.barrier) omp::leave(end_barrier(fn));
   if (in) omp::leave(par.region);
   omp::team_end();
   omp::join();

@@ -65,6 +65,7 @@ void lock_for_fork() { registry().mutex.lock(); }
 void unlock_after_fork() { registry().mutex.unlock(); }
 
 void set_filter(const filter::Filter* f) { g_filter = f; }
+const filter::Filter* filter() { return g_filter; }
 
 RegionId define(RegionDef def) {
   Registry& r = registry();

@@ -23,6 +23,8 @@ constexpr RegionId kFiltered = 0xfffffffeu;
 
 /// The run-time filter (PROF_FILTERING_FILE), set once at init before any event; may be null.
 void set_filter(const filter::Filter* f);
+/// The filter set_filter() gave, or null.
+const filter::Filter* filter();
 
 enum class Paradigm : std::uint8_t { Measurement, Compiler, User, Pthread, Mpi, Cuda, Sampling, Python, OpenMP };
 enum class Role : std::uint8_t {

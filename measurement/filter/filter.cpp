@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <tuple>
 #include <utility>
 
 #include "measurement/one_line.hpp"
@@ -161,7 +163,7 @@ class Parser {
       return fail(line_, "'" + std::string(tok) + "' is not a rule keyword" + hint,
                   "EXCLUDE, INCLUDE or " + block_name(prefix_, block_) + "_END");
     }
-    Rule rule{rule_exclude_, rule_mangled_, std::string(tok), line_};
+    Rule rule{rule_exclude_, rule_mangled_, std::string(tok), line_, std::string(file_), RuleUse()};
     (block_ == Block::Files ? file_rules : region_rules).push_back(std::move(rule));
     ++rule_patterns_;
     return true;
@@ -254,16 +256,82 @@ bool matches(const std::string& pattern, const std::string& subject) {
   return fnmatch(pattern.c_str(), subject.c_str(), 0) == 0;
 }
 
+/// The literal a pattern without wildcards stands for (backslash quoting removed), or false
+/// when it has an unquoted '*', '?' or '['.
+bool literal_of(const std::string& pattern, std::string* out) {
+  out->clear();
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      *out += pattern[++i];
+      continue;
+    }
+    if (c == '*' || c == '?' || c == '[') return false;
+    *out += c;
+  }
+  return true;
+}
+
+/// Notes what a rule's pattern did with `subject` (a name it did not match so far): matched, or
+/// a near miss, a demangled C++ name that the pattern, a literal, equals up to its '(' (or whose
+/// last qualified part it equals: "bar" for "ns::Foo::bar(int)").
+void note(const Rule& r, const std::string& subject, bool hit, bool demangled) {
+  if (hit) {
+    r.use.set_matched();
+    return;
+  }
+  if (!demangled || r.mangled || !r.use.near_miss().empty()) return;
+  std::string lit;
+  if (!literal_of(r.pattern, &lit) || lit.empty() || lit == subject) return;
+  std::size_t end = std::string::npos;
+  if (subject.size() > lit.size() && subject.compare(0, lit.size(), lit) == 0 && subject[lit.size()] == '(') {
+    end = lit.size();
+  } else {
+    const std::size_t open = subject.find('(');
+    const std::size_t at = subject.rfind("::" + lit + "(", open);
+    if (at != std::string::npos && at + 2 + lit.size() == open) end = open;
+  }
+  if (end == std::string::npos) return;
+  // "(*)" where the name ends with its parameter list, else "(*)*" (" const", " [clone .cold]").
+  const bool bare = subject.back() == ')' && subject.find(')', end) == subject.size() - 1;
+  r.use.set_near_miss(subject, quote_pattern(subject.substr(0, end)) + (bare ? "(*)" : "(*)*"));
+}
+
 /// Score-P's order: start included; EXCLUDE tested only while included, INCLUDE only while
-/// excluded, so the last matching rule wins.
-bool evaluate(const std::vector<Rule>& rules, const std::string& name, const std::string& mangled) {
+/// excluded, so the last matching rule wins. The rules the order skips are still tested (until
+/// they first match) for unmatched().
+bool evaluate(const std::vector<Rule>& rules, const std::string& name, const std::string& mangled, bool files) {
   bool excluded = false;
   for (const Rule& r : rules) {
-    if (r.exclude == excluded) continue;
-    const bool hit = matches(r.pattern, r.mangled && !mangled.empty() ? mangled : name);
+    const bool by_mangled = r.mangled && !mangled.empty();
+    const std::string& subject = by_mangled ? mangled : name;
+    if (r.exclude == excluded) {
+      if (!r.use.matched()) note(r, subject, matches(r.pattern, subject), !files && !by_mangled);
+      continue;
+    }
+    const bool hit = matches(r.pattern, subject);
+    if (!r.use.matched()) note(r, subject, hit, !files && !by_mangled);
     if (hit) excluded = r.exclude;
   }
   return excluded;
+}
+
+/// For unmatched(): tests the rules not matched so far (the region rules of a region whose file
+/// is excluded, which the evaluation never reaches).
+void track(const std::vector<Rule>& rules, const std::string& name, const std::string& mangled) {
+  for (const Rule& r : rules) {
+    if (r.use.matched()) continue;
+    const bool by_mangled = r.mangled && !mangled.empty();
+    const std::string& subject = by_mangled ? mangled : name;
+    note(r, subject, matches(r.pattern, subject), !by_mangled);
+  }
+}
+
+/// `s` for a message: one line, at most 100 characters.
+std::string shown(const std::string& s) {
+  std::string out = one_line(s);
+  if (out.size() > 100) out = out.substr(0, 97) + "...";
+  return out;
 }
 
 }  // namespace
@@ -342,21 +410,53 @@ bool Filter::load(const std::string& path, std::string* error) {
   return parse(text, path, error);
 }
 
+RuleUse::RuleUse(const RuleUse& o) { *this = o; }
+
+RuleUse& RuleUse::operator=(const RuleUse& o) {
+  if (this == &o) return *this;
+  matched_.store(o.matched(), std::memory_order_relaxed);
+  near_name_ = o.near_miss();
+  suggestion_ = near_name_.empty() ? std::string() : o.suggestion();
+  near_state_.store(near_name_.empty() ? 0 : 2, std::memory_order_relaxed);
+  return *this;
+}
+
+std::string RuleUse::near_miss() const {
+  return near_state_.load(std::memory_order_acquire) == 2 ? near_name_ : std::string();
+}
+
+std::string RuleUse::suggestion() const {
+  return near_state_.load(std::memory_order_acquire) == 2 ? suggestion_ : std::string();
+}
+
+void RuleUse::set_near_miss(std::string name, std::string suggestion) {
+  // The first thread to claim the slot writes it; readers look only once it is published.
+  int none = 0;
+  if (!near_state_.compare_exchange_strong(none, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;
+  near_name_ = std::move(name);
+  suggestion_ = std::move(suggestion);
+  near_state_.store(2, std::memory_order_release);
+}
+
 bool Filter::file_excluded(std::string_view file) const {
   if (file.empty() || file_rules_.empty()) return false;
-  return evaluate(file_rules_, simplify_path(file), std::string());
+  return evaluate(file_rules_, simplify_path(file), std::string(), true);
 }
 
 bool Filter::region_excluded(std::string_view name, std::string_view mangled) const {
   if (region_rules_.empty()) return false;
-  return evaluate(region_rules_, std::string(name), std::string(mangled));
+  return evaluate(region_rules_, std::string(name), std::string(mangled), false);
 }
 
 bool Filter::excluded(std::string_view name, std::string_view mangled,
                       std::string_view file) const {
   // Score-P (SCOREP_Filter_Match): file rules first; an excluded file cannot be re-included
-  // by the region rules.
-  return file_excluded(file) || region_excluded(name, mangled);
+  // by the region rules (which are still tested, for unmatched()).
+  if (file_excluded(file)) {
+    track(region_rules_, std::string(name), std::string(mangled));
+    return true;
+  }
+  return region_excluded(name, mangled);
 }
 
 bool Filter::explicitly_included(std::string_view name, std::string_view mangled,
@@ -366,7 +466,9 @@ bool Filter::explicitly_included(std::string_view name, std::string_view mangled
   bool excluded = false;
   bool explicit_include = false;
   for (const Rule& r : region_rules_) {
-    const bool hit = matches(r.pattern, r.mangled && !m.empty() ? m : n);
+    const bool by_mangled = r.mangled && !m.empty();
+    const bool hit = matches(r.pattern, by_mangled ? m : n);
+    if (!r.use.matched()) note(r, by_mangled ? m : n, hit, !by_mangled);
     if (hit) {
       if (r.exclude) {
         explicit_include = false;
@@ -377,6 +479,56 @@ bool Filter::explicitly_included(std::string_view name, std::string_view mangled
     if (r.exclude != excluded && hit) excluded = r.exclude;
   }
   return !excluded && explicit_include;
+}
+
+std::vector<UnmatchedRule> Filter::unmatched(std::string_view file) const {
+  std::vector<UnmatchedRule> out;
+  auto add = [&](const std::vector<Rule>& rules, bool files) {
+    for (const Rule& r : rules) {
+      if (r.use.matched() || r.pattern == "*" || (!file.empty() && r.file != file)) continue;
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const UnmatchedRule& u) {
+        return u.file_rule == files && u.line == r.line && u.file == r.file && u.pattern == r.pattern;
+      });
+      if (seen) continue;  // the same file loaded twice
+      out.push_back({r.file, r.line, r.exclude, r.mangled, files, r.pattern, r.use.near_miss(), r.use.suggestion()});
+    }
+  };
+  add(file_rules_, true);
+  add(region_rules_, false);
+  std::stable_sort(out.begin(), out.end(), [](const UnmatchedRule& a, const UnmatchedRule& b) {
+    return std::tie(a.file, a.line) < std::tie(b.file, b.line);
+  });
+  return out;
+}
+
+std::string unmatched_text(const std::vector<UnmatchedRule>& rules, std::size_t max_listed) {
+  std::string t;
+  for (std::size_t i = 0; i < rules.size() && i < max_listed; ++i) {
+    const UnmatchedRule& u = rules[i];
+    if (i) t += ", ";
+    t += shown(u.file) + ":" + std::to_string(u.line) + (u.exclude ? " EXCLUDE " : " INCLUDE ") +
+         (u.mangled ? "MANGLED " : "") + shown(u.pattern);
+    if (u.file_rule) t += " (a file name rule)";
+    if (!u.suggestion.empty())
+      t += " (a C++ name carries its signature: use " + shown(u.suggestion) + ", which matches " + shown(u.near_miss) + ")";
+  }
+  if (rules.size() > max_listed) t += ", and " + std::to_string(rules.size() - max_listed) + " more";
+  return t;
+}
+
+std::string unmatched_warning(const Filter& f, const std::string& filtering_file, const char* const* compile_time_files) {
+  if (filtering_file.empty()) return std::string();
+  struct stat a, b;
+  const bool stat_ok = ::stat(filtering_file.c_str(), &a) == 0;
+  for (const char* const* p = compile_time_files; p && *p; ++p)
+    if (filtering_file == *p || (stat_ok && ::stat(*p, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+      return std::string();
+  const std::vector<UnmatchedRule> none = f.unmatched(filtering_file);
+  if (none.empty()) return std::string();
+  const std::string n = std::to_string(none.size());
+  return (none.size() == 1 ? "1 rule" : n + " rules") + " of PROF_FILTERING_FILE matched no function of this run: " +
+         unmatched_text(none) + "; correct " + (none.size() == 1 ? "its pattern or remove it" : "their patterns or remove them") +
+         " (a function that never ran is not seen)";
 }
 
 bool Filter::empty() const { return file_rules_.empty() && region_rules_.empty(); }

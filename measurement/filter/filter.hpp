@@ -53,8 +53,16 @@
 //   - Otherwise the region rules decide.
 //
 // Errors are fatal: parse() reports the first one as "<file>:<line>: <found>; expected <what>".
+//
+// Rules that match nothing (issue 30): the matchers note, per rule, whether its pattern ever
+// matched a name they were given, also where the evaluation order skips the rule (an EXCLUDE
+// while the name is already excluded), so a rule counts as matched when its pattern fits a name,
+// whatever its effect. A pattern without wildcards that equals a demangled name up to its '('
+// (a C++ function carries its signature: "ns::Foo::bar(int) const") is a near miss: the first
+// such name is kept, and unmatched() suggests a pattern that matches it ("ns::Foo::bar(*)*").
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -78,13 +86,67 @@ struct ThrottledRegion {
 /// where they have one), with a comment per region and how to use it.
 std::string throttle_filter_text(const std::vector<ThrottledRegion>& regions);
 
+/// Whether a rule matched (see "Rules that match nothing" above). Written by the matchers from
+/// any thread (relaxed atomics; the near-miss name is published once, with release), read by
+/// unmatched(). Copying copies the state.
+class RuleUse {
+ public:
+  RuleUse() = default;
+  RuleUse(const RuleUse& o);
+  RuleUse& operator=(const RuleUse& o);
+
+  bool matched() const { return matched_.load(std::memory_order_relaxed); }
+  void set_matched() {
+    if (!matched()) matched_.store(true, std::memory_order_relaxed);
+  }
+  /// The first near-miss name, "" if none (yet).
+  std::string near_miss() const;
+  /// Keeps `name` (with the pattern that matches it) as the near miss unless one is kept already.
+  void set_near_miss(std::string name, std::string suggestion);
+  std::string suggestion() const;
+
+ private:
+  std::atomic<bool> matched_{false};
+  std::atomic<int> near_state_{0};  // 0 none, 1 being written, 2 ready
+  std::string near_name_, suggestion_;
+};
+
 /// One rule: one pattern of an EXCLUDE or INCLUDE keyword.
 struct Rule {
   bool exclude;          ///< EXCLUDE (true) or INCLUDE (false)
   bool mangled;          ///< region rules: match the mangled name (always false for file rules)
   std::string pattern;   ///< as written in the file, backslashes kept (fnmatch quoting)
   int line;              ///< 1-based line of the pattern in its file
+  std::string file;      ///< the file it came from, as given to parse()
+  mutable RuleUse use;   ///< whether it matched a name so far (the const matchers note it)
 };
+
+/// A rule whose pattern matched no name the matchers were given: Filter::unmatched().
+struct UnmatchedRule {
+  std::string file;
+  int line = 0;
+  bool exclude = false;
+  bool mangled = false;
+  bool file_rule = false;   ///< a rule on source file names
+  std::string pattern;      ///< as written
+  std::string near_miss;    ///< a name the pattern equals up to its '(' (a C++ signature), or ""
+  std::string suggestion;   ///< a pattern that matches near_miss (quoted), or ""
+};
+
+/// `rules` for a message: at most `max_listed` of them as "<file>:<line> EXCLUDE <pattern>", with
+/// the suggested pattern where there is one ("(a C++ name carries its signature: use ns::f(*),
+/// which matches ns::f(int))"), then "and N more". One line; names longer than 100 characters
+/// are cut.
+std::string unmatched_text(const std::vector<UnmatchedRule>& rules, std::size_t max_listed = 3);
+
+/// The end-of-run warning (without "prof: warning: ") for the rules of `filtering_file`
+/// (PROF_FILTERING_FILE) that matched no function of the run, or "" when every rule matched. ""
+/// also when `filtering_file` is one of `compile_time_files` (prof-wrap --instrument-filter, a
+/// null-terminated list or null): the GCC plugin applied those rules at compile time, and the
+/// functions they excluded never reach the run time.
+class Filter;
+std::string unmatched_warning(const Filter& f, const std::string& filtering_file,
+                              const char* const* compile_time_files);
 
 /// A parsed filter: the file rules and the region rules, each in file order.
 /// Parsing is single-threaded; afterwards the const members may be called from any thread at
@@ -125,6 +187,12 @@ class Filter {
   /// it would skip by default, such as inline ones; "INCLUDE *" cannot force that.
   bool explicitly_included(std::string_view name, std::string_view mangled,
                            std::string_view file) const;
+
+  /// The rules of `file` (of every file when empty) whose pattern matched no name that
+  /// excluded(), file_excluded(), region_excluded() or explicitly_included() were given, in file
+  /// order, each file:line:pattern once (a file loaded twice). The catch-all "*" is never listed.
+  /// Any thread; allocates.
+  std::vector<UnmatchedRule> unmatched(std::string_view file = {}) const;
 
   /// True when no rule was parsed (every region is included).
   bool empty() const;

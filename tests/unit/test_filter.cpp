@@ -570,3 +570,115 @@ TEST_CASE("throttle_filter_text: a filter that excludes exactly the throttled re
   CHECK(text.find("prof-wrap --instrument-filter=prof.throttle.filter") != std::string::npos);
   CHECK(text.find("PROF_FILTERING_FILE=prof.throttle.filter") != std::string::npos);
 }
+
+TEST_CASE("unmatched(): each rule knows whether it ever matched a name (issue 30)", "[filter][unmatched]") {
+  Filter f = parsed(
+      "PROF_FILE_NAMES_BEGIN\n"
+      "  EXCLUDE */tests/*\n"           // line 2: no such file
+      "  EXCLUDE */gen/*\n"             // line 3: matches
+      "PROF_FILE_NAMES_END\n"
+      "PROF_REGION_NAMES_BEGIN\n"
+      "  EXCLUDE *\n"                   // line 6: the catch-all is never listed
+      "  INCLUDE main ns::Foo::bar\n"   // line 7: main matches; ns::Foo::bar does not
+      "  EXCLUDE main\n"                // line 8: matches
+      "  INCLUDE solve_*\n"             // line 9: matches nothing
+      "  EXCLUDE MANGLED _Z3bazv\n"     // line 10: matches by the mangled name
+      "  INCLUDE gen_only\n"            // line 11: its only region is in an excluded file
+      "PROF_REGION_NAMES_END\n");
+  CHECK(f.unmatched().size() == 8);  // nothing was asked yet; "*" is not listed
+  f.excluded("main", "", "/src/main.c");
+  f.excluded("ns::Foo::bar(int)", "_ZN2ns3Foo3barEi", "/src/foo.cpp");
+  f.excluded("baz()", "_Z3bazv", "/src/baz.cpp");
+  f.excluded("gen_only", "", "/src/gen/g.c");
+  const std::vector<prof::filter::UnmatchedRule> u = f.unmatched();
+  REQUIRE(u.size() == 3);
+  CHECK((u[0].line == 2 && u[0].file_rule && u[0].exclude && u[0].pattern == "*/tests/*" && u[0].file == "t.filter"));
+  CHECK((u[1].line == 7 && !u[1].file_rule && !u[1].exclude && u[1].pattern == "ns::Foo::bar"));
+  CHECK(u[1].near_miss == "ns::Foo::bar(int)");
+  CHECK(u[1].suggestion == "ns::Foo::bar(*)");
+  CHECK((u[2].line == 9 && u[2].pattern == "solve_*" && u[2].suggestion.empty()));
+  // only the rules of one file
+  CHECK(f.unmatched("other.filter").empty());
+  CHECK(f.unmatched("t.filter").size() == 3);
+}
+
+TEST_CASE("unmatched(): the rules the evaluation order skips still count when they match", "[filter][unmatched]") {
+  // EXCLUDE bar is never tested by Score-P's order (bar is already excluded), but it names bar.
+  Filter f = parsed("PROF_REGION_NAMES_BEGIN EXCLUDE * EXCLUDE bar INCLUDE nothing_like_this PROF_REGION_NAMES_END");
+  CHECK(f.excluded("bar", "", ""));
+  const auto u = f.unmatched();
+  REQUIRE(u.size() == 1);
+  CHECK(u[0].pattern == "nothing_like_this");
+  // explicitly_included (prof-wrap, throttling) notes matches too
+  Filter g = parsed("PROF_REGION_NAMES_BEGIN INCLUDE keep EXCLUDE drop PROF_REGION_NAMES_END");
+  CHECK(g.explicitly_included("keep", "", ""));
+  REQUIRE(g.unmatched().size() == 1);
+  CHECK(g.unmatched()[0].pattern == "drop");
+}
+
+TEST_CASE("unmatched(): a near miss by a C++ signature gets a pattern that matches it", "[filter][unmatched]") {
+  struct Case {
+    std::string pattern, name, suggestion;
+  };
+  const std::vector<Case> cases = {
+      {"Foo::bar", "Foo::bar(int)", "Foo::bar(*)"},
+      {"ns::Foo::bar", "ns::Foo::bar(int) const", "ns::Foo::bar(*)*"},   // const: "(*)" alone would not match
+      {"bar", "ns::Foo::bar(int, double)", "ns::Foo::bar(*)"},          // the unqualified name
+      {"Foo::bar", "ns::Foo::bar()", "ns::Foo::bar(*)"},
+      {"op\\[\\]", "op[](unsigned long)", "op\\[\\](*)"},                // quoted literal, quoted suggestion
+      {"V<int,\\ long>::at", "V<int, long>::at(unsigned long) const", "V<int,\\ long>::at(*)*"},
+      {"Foo::operator()", "Foo::operator()(int)", "Foo::operator()(*)"},
+      {"f", "f(void (*)(int))", "f(*)*"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.pattern << " / " << c.name);
+    Filter f = parsed("PROF_REGION_NAMES_BEGIN\n  EXCLUDE " + c.pattern + "\nPROF_REGION_NAMES_END\n");
+    CHECK_FALSE(f.excluded(c.name, "_Zwhatever", ""));
+    const auto u = f.unmatched();
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].near_miss == c.name);
+    CHECK(u[0].suggestion == c.suggestion);
+    // the suggestion is a pattern that matches the name
+    CHECK(parsed("PROF_REGION_NAMES_BEGIN\n  EXCLUDE " + u[0].suggestion + "\nPROF_REGION_NAMES_END\n").excluded(c.name, "", ""));
+  }
+  SECTION("no suggestion for wildcards, MANGLED patterns, other names, or a prefix that is no whole name") {
+    for (std::string rule : {"EXCLUDE Foo::bar?", "EXCLUDE MANGLED Foo::bar", "EXCLUDE Foo::ba", "EXCLUDE oo::bar"}) {
+      INFO(rule);
+      Filter f = parsed("PROF_REGION_NAMES_BEGIN " + rule + " PROF_REGION_NAMES_END");
+      f.excluded("Foox::bar(int)", "_ZN4Foox3barEi", "");
+      f.excluded("Foo::bar2(int)", "_ZN3Foo4bar2Ei", "");
+      const auto u = f.unmatched();
+      REQUIRE(u.size() == 1);
+      CHECK(u[0].suggestion.empty());
+    }
+  }
+}
+
+TEST_CASE("unmatched_text and unmatched_warning: one line, a few rules, then how many more", "[filter][unmatched]") {
+  Filter f = parsed(
+      "PROF_REGION_NAMES_BEGIN\n"
+      "  EXCLUDE Foo::bar a b c\n"
+      "  INCLUDE main\n"
+      "PROF_REGION_NAMES_END\n");
+  f.excluded("Foo::bar(int)", "_ZN3Foo3barEi", "");
+  f.excluded("main", "", "");
+  const std::string w = prof::filter::unmatched_warning(f, "t.filter", nullptr);
+  CHECK(w ==
+        "4 rules of PROF_FILTERING_FILE matched no function of this run: t.filter:2 EXCLUDE Foo::bar (a C++ name carries "
+        "its signature: use Foo::bar(*), which matches Foo::bar(int)), t.filter:2 EXCLUDE a, t.filter:2 EXCLUDE b, and 1 more; "
+        "correct their patterns or remove them (a function that never ran is not seen)");
+  // the file is a compile-time filter too: its rules were applied by the GCC plugin
+  const char* const compile_time[] = {"t.filter", nullptr};
+  CHECK(prof::filter::unmatched_warning(f, "t.filter", compile_time).empty());
+  // every rule matched: no warning
+  Filter g = parsed("PROF_REGION_NAMES_BEGIN EXCLUDE Foo::bar(*) PROF_REGION_NAMES_END");
+  g.excluded("Foo::bar(int)", "", "");
+  CHECK(prof::filter::unmatched_warning(g, "t.filter", nullptr).empty());
+  // one rule
+  Filter h = parsed("PROF_REGION_NAMES_BEGIN\nEXCLUDE x\nPROF_REGION_NAMES_END");
+  h.excluded("main", "", "");
+  CHECK(prof::filter::unmatched_warning(h, "t.filter", nullptr) ==
+        "1 rule of PROF_FILTERING_FILE matched no function of this run: t.filter:2 EXCLUDE x; correct its pattern or "
+        "remove it (a function that never ran is not seen)");
+  CHECK(w.find('\n') == std::string::npos);
+}

@@ -580,3 +580,65 @@ TEST_CASE("prof-score: visits folded below the depth limit count in the estimate
   CHECK(q.out.find("folded_note") == std::string::npos);
   CHECK(score(plain, plain.path).out.find("folded below") == std::string::npos);
 }
+
+TEST_CASE("prof-score -f: rules that match no function are named, with the pattern that works (issue 30)", "[prof_score]") {
+  Dir d;
+  written(d);
+  {
+    std::ofstream f(d.file("f.filter"));
+    // ns::step: the region is "ns::step()"; pthread_*: pthread_create is not filterable.
+    f << "PROF_REGION_NAMES_BEGIN\n  EXCLUDE tiny\n  EXCLUDE ns::step\n  EXCLUDE pthread_*\nPROF_REGION_NAMES_END\n";
+  }
+  const std::string f = d.file("f.filter");
+  auto r = score(d, "-f " + f + " " + d.path);
+  INFO(r.out << r.err);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("\n(hint: 2 rules of " + f + " match no function of this profile that a filter applies to: " + f +
+                   ":3 EXCLUDE ns::step (a C++ name carries its signature: use ns::step(*), which matches ns::step()), " + f +
+                   ":4 EXCLUDE pthread_*; correct their patterns or remove them)\n") != std::string::npos);
+  const auto j = score(d, "--json -f " + f + " " + d.path);
+  INFO(j.out);
+  CHECK(j.out.find("\"unmatched_filter_rules\": [{\"file\": \"" + f + "\", \"line\": 3, \"rule\": \"EXCLUDE\", \"pattern\": \"ns::step\", "
+                   "\"file_names\": false, \"suggestion\": \"ns::step(*)\"}, {\"file\": \"" + f + "\", \"line\": 4") != std::string::npos);
+  // -g copies the rules of -f and notes those that match nothing
+  r = score(d, "-f " + f + " -g all -o " + d.file("g.filter") + " " + d.path);
+  REQUIRE(r.rc == 0);
+  const std::string text = slurp(d.file("g.filter"));
+  INFO(text);
+  CHECK(text.find("\n# note: 2 rules of " + f + " match no function") < text.find("# --- the rules of"));
+  // every rule matches: no hint
+  {
+    std::ofstream g(d.file("ok.filter"));
+    g << "PROF_REGION_NAMES_BEGIN\n  EXCLUDE tiny ns::step(*)\nPROF_REGION_NAMES_END\n";
+  }
+  r = score(d, "-f " + d.file("ok.filter") + " " + d.path);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("match no function") == std::string::npos);
+  CHECK(score(d, "--json -f " + d.file("ok.filter") + " " + d.path).out.find("\"unmatched_filter_rules\": []") != std::string::npos);
+}
+
+TEST_CASE("prof-score -g: a function named like a filter keyword gets a pattern that parses and matches", "[prof_score]") {
+  Dir d;
+  cube4::Profile p;
+  p.regions.push_back({"prog", "prog", "", -1, -1, "measurement", "artificial"});
+  p.regions.push_back({"main", "main", "/src/k.c", 1, 9, "compiler", "function"});
+  p.regions.push_back({"MANGLED", "MANGLED", "/src/k.c", 10, 19, "compiler", "function"});
+  p.regions.push_back({"INCLUDE", "INCLUDE", "/src/k.c", 20, 29, "compiler", "function"});
+  p.cnodes = {{0, -1}, {1, 0}, {2, 1}, {3, 1}};
+  p.locations = {"Master thread"};
+  p.visits = {1, 1, 100, 100};
+  p.time_incl = {1.0, 0.9, 0.2, 0.2};
+  p.min_time = p.max_time = {1.0, 0.9, 0.002, 0.002};
+  std::string err;
+  REQUIRE(cube4::write(d.file("profile.cubex"), p, &err));
+  const auto r = score(d, "-g all -o " + d.file("k.filter") + " " + d.path);
+  INFO(r.out << r.err);
+  REQUIRE(r.rc == 0);
+  INFO(slurp(d.file("k.filter")));
+  prof::filter::Filter f;
+  REQUIRE(f.load(d.file("k.filter"), &err));
+  CHECK(f.excluded("MANGLED", "", ""));
+  CHECK(f.excluded("INCLUDE", "", ""));
+  CHECK(f.excluded("main", "", ""));
+  CHECK_FALSE(f.excluded("other", "", ""));
+}

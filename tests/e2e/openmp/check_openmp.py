@@ -7,7 +7,9 @@ Usage: check_openmp.py <traces.otf2> <program output> --runtime gomp|ompt [--mpi
 The output's lines `PROF_EXPECT [gomp:|ompt:]<what> <count>` (tests/e2e/openmp/constructs.c):
 `enter <name>` counts Enters of the region <name>, or of every region starting with it when it
 ends in "@" or " "; `enter <name>@<file>:<line>` also counts the same name at the line before and after (the
-line the compiler gives the runtime call); `event <Class>` counts events of that otf2.events class. A gomp:/ompt: line
+line the compiler gives the runtime call); `exact <name>` counts Enters of exactly that name (the line
+too); `regions <prefix>` counts the distinct entered regions whose name starts with <prefix>;
+`event <Class>` counts events of that otf2.events class. A gomp:/ompt: line
 applies with that runtime only. Besides: on every location ThreadFork and ThreadJoin pair up
 (no join without a fork before it, none left open), as do ThreadTeamBegin and ThreadTeamEnd;
 Enter/Leave nest; every location with team events but no fork of its own outside teams is named
@@ -32,7 +34,7 @@ def main():
 
     expects = []
     for line in open(a.output, errors="replace"):
-        m = re.match(r"^PROF_EXPECT (?:(gomp|ompt):)?(enter|event) (.*) (\d+)$", line.rstrip("\n"))
+        m = re.match(r"^PROF_EXPECT (?:(gomp|ompt):)?(enter|event|exact|regions) (.*) (\d+)$", line.rstrip("\n"))
         if m and (m.group(1) is None or m.group(1) == a.runtime):
             expects.append((m.group(2), m.group(3), int(m.group(4)) * a.mpi_ranks))
     if not expects:
@@ -99,6 +101,10 @@ def main():
     for what, name, n in expects:
         if what == "event":
             got = events[name]
+        elif what == "exact":
+            got = enters[name]
+        elif what == "regions":
+            got = sum(1 for r in enters if r.startswith(name))
         elif name.endswith("@") or name.endswith(" "):
             got = sum(c for r, c in enters.items() if r.startswith(name))
         elif re.search(r"@[^ ]+:\d+$", name):

@@ -10,7 +10,8 @@
 # Usage: openmp.sh <bin dir with prof-wrap> <work dir> <shared tools dir or ""> <case>
 #   case: <compiler>_<instrumentation>[_mpi|_metrics], e.g. gcc_plugin, gcc_functions, clang,
 #   gcc_plugin_mpi, gfortran_mpi (mpi_omp.F90 with mpifort), clang_metrics (getrusage metrics
-#   per team thread: PROF_METRIC_RUSAGE, and timer sampling beside them)
+#   per team thread: PROF_METRIC_RUSAGE, and timer sampling beside them), gcc_plugin_o2
+#   (two_parallel.c at -O2: each parallel construct's implicit barrier is its own region)
 set -eu
 bin=$1 work=$2 tools=$3 case=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,8 +23,9 @@ skip() { echo "$name: SKIP: $*"; exit 77; }
 
 cc=${case%%_*}
 rest=${case#"$cc"}
-mpi=no metrics=no
+mpi=no metrics=no o2=no
 case $rest in *_mpi) mpi=yes; rest=${rest%_mpi} ;; esac
+case $rest in *_o2) o2=yes; rest=${rest%_o2} ;; esac
 case $rest in *_metrics) metrics=yes; rest=${rest%_metrics} ;; esac
 wrap_flags=
 case $rest in
@@ -59,6 +61,9 @@ if [ $mpi = yes ]; then
   timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 -x PROF_ENABLE_TRACING -x PROF_OPENMP_ENABLE \
     -x PROF_EXPERIMENT_DIRECTORY -x OMP_NUM_THREADS=2 ./app >out.txt 2>&1 || { cat out.txt; fail "the MPI run failed"; }
   ranks=2
+elif [ $o2 = yes ]; then
+  "$bin/prof-wrap" $wrap_flags "$cc" -O2 -g -fopenmp "$here/two_parallel.c" -o app >build.txt 2>&1 || { cat build.txt; fail "prof-wrap $cc -O2 -fopenmp could not build two_parallel.c"; }
+  timeout 120 ./app >out.txt 2>&1 || { cat out.txt; fail "the program failed"; }
 else
   "$bin/prof-wrap" $wrap_flags "$cc" -O0 -g -fopenmp "$here/constructs.c" -o app >build.txt 2>&1 || { cat build.txt; fail "prof-wrap $cc -fopenmp could not build constructs.c"; }
   timeout 120 ./app >out.txt 2>&1 || { cat out.txt; fail "the program failed"; }
@@ -75,7 +80,7 @@ if have_cubex_check; then
   tail -n 1 cube.txt
   # The first parallel region's call path (under main: the team threads continue the forking
   # thread's path) has visits on more than one thread of each rank.
-  region=$(sed -n 's/^PROF_EXPECT enter \(!$omp parallel @[^ ]*\) .*/\1/p' out.txt | head -n 1)
+  region=$(sed -n 's/^PROF_EXPECT \(enter\|exact\) \(!$omp parallel @[^ ]*\) .*/\2/p' out.txt | head -n 1)
   /usr/bin/python3 "$tools/cubex_check.py" exp/profile.cubex --dump >dump.txt 2>&1
   threads=$(awk -v r="/$region" 'index($0, "visits") == 1 && index($0, "/main/") && index($0, r " ") && $NF > 0' dump.txt | wc -l)
   [ "$threads" -ge $((2 * ranks)) ] || { grep -F "$region" dump.txt | head; fail "'main/.../$region' has visits on $threads thread columns, expected >= $((2 * ranks))"; }
