@@ -114,6 +114,7 @@ std::atomic<bool> g_in_signal{false};  // finalize runs from a fatal signal: the
 std::atomic<bool> g_finalize_done{false};  // the write-out is over
 std::atomic<bool> g_finalize_started{false};  // finalize runs (its adapters' part comes before g_finalized)
 std::atomic<bool> g_forked_child{false};      // a fork's child: measurement is off, signals take their default action
+std::atomic<bool> g_before_exec{false};       // finalize runs before an exec: no exit status for ProgramEnd
 // Set on the signal writer around the fork of a checkpoint (checkpoint()): that child writes.
 thread_local bool t_checkpoint_fork = false;
 std::atomic<int> g_flush_signal{0};          // PROF_FLUSH_SIGNAL's number, 0: none
@@ -1927,7 +1928,8 @@ void finalize(int exit_status) {
   Location* self = tls_location;
   if (self) self->busy = true;
   const std::vector<Location*> locs = stop_recording(*s, self);
-  const RunCounts counts = close_locations(locs, exit_status);
+  // Before an exec the exit status is OTF2's "not available", as for a checkpoint.
+  const RunCounts counts = close_locations(locs, g_before_exec.load() ? std::numeric_limits<std::int64_t>::min() : exit_status);
   report_sampling(counts);
   if (const char* w = timer::finalize()) log::warning("%s", w);
   const Timestamp last = timer::now();
@@ -1962,6 +1964,13 @@ void finalize(int exit_status) {
   if (const int sig = g_pending_signal.exchange(0)) die_by(sig);  // stopped during the write-out: now
   // A thread that called exit got here before the signal writer: the signal still ends the process.
   if (const int sig = g_stop_signal.load()) die_by(sig);
+}
+
+bool finalize_before_exec() {
+  if (!g_state || g_forked_child.load() || g_finalize_started.load()) return false;
+  g_before_exec.store(true);
+  finalize(0);
+  return true;
 }
 
 }  // namespace prof::runtime
