@@ -28,6 +28,9 @@ void finalize(int exit_status = 0);
 /// True when it wrote; false, doing nothing, before init, in a fork's child, and once finalize
 /// has begun. Any thread, not from a signal handler; not in a vfork child (the caller checks).
 bool finalize_before_exec();
+/// Whether finalize could not write the trace or the profile it should have (a full disk, no
+/// experiment directory). Any thread, after finalize.
+bool write_failed();
 
 /// Creates the calling thread's location (after init). nullptr when no memory or measurement off.
 Location* create_location();

@@ -210,6 +210,16 @@ const Var kCoreVars[] = {
      "run.",
      nullptr, 0, ~std::uint64_t{0}, false, &check_flush_signal,
      "empty, or USR1, USR2, HUP, XCPU (SIG prefix and case optional) or their numbers"},
+    {"FAIL_EXIT_STATUS", Type::Number, "0", &g_values.fail_exit_status,
+     "Exit status when prof could not write the trace or profile (0: the program's).",
+     "A number from 1 to 255: a program that exits with status 0 ends with this status instead "
+     "when prof could not write its trace or its profile (a full disk, an experiment directory "
+     "that cannot be created; the error line says which), so that a batch script notices. The "
+     "program's own failure (a status other than 0) and a signal are never masked. The process "
+     "then ends right after prof's write-out (`_exit`, standard output flushed): exit handlers "
+     "registered before prof's (library destructors) do not run. Not applied after an exec, "
+     "whose status is unknown. `0` (the default) leaves the program's status as it is.",
+     nullptr, 0, 255},
     {"DEBUG_WRITE_PAUSE", Type::Number, "0", &g_values.debug_write_pause,
      "For testing: milliseconds the end of the run waits before writing.",
      "The write-out at the end (or at a stop signal) pauses this long before it writes "
