@@ -211,7 +211,7 @@ const Var kCoreVars[] = {
      nullptr, 0, ~std::uint64_t{0}, false, &check_flush_signal,
      "empty, or USR1, USR2, HUP, XCPU (SIG prefix and case optional) or their numbers"},
     {"FAIL_EXIT_STATUS", Type::Number, "0", &g_values.fail_exit_status,
-     "Exit status when prof could not write the trace or profile (0: the program's).",
+     "Exit status if prof cannot write trace or profile (0: off).",
      "A number from 1 to 255: a program that exits with status 0 ends with this status instead "
      "when prof could not write its trace or its profile (a full disk, an experiment directory "
      "that cannot be created; the error line says which), so that a batch script notices. The "
