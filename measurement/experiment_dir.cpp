@@ -29,6 +29,16 @@ constexpr const char* kLockPrefix = "prof.lock.";  // the temporary file a claim
 constexpr int kMaxTries = 16;        // rounds lost to other runs on the same name
 constexpr int kMaxSuffix = 10000;    // <name>-2 ... <name>-9999
 
+/// This run's start (check(), at init), ns since 1970: a stale experiment claimed after it belongs
+/// to a run that overlapped this one (0: unknown, check() was not called).
+long long g_started_ns = 0;
+
+long long realtime_ns() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
 std::string now_stamp() {
   std::time_t t = std::time(nullptr);
   struct tm tmv;
@@ -152,6 +162,7 @@ struct Found {
   bool data = true;    // Stale: anything besides prof.lock
   int err = 0;
   std::string why;     // Unsafe
+  std::string overlap;  // Stale: who wrote it while this run went on ("" for an earlier run)
 };
 
 /// 1: locked; 0: another process holds the lock; -1: this file system has no locks (errno).
@@ -163,20 +174,40 @@ int lock(int fd) {
   return errno == EACCES || errno == EAGAIN ? 0 : -1;
 }
 
-/// The owner line a claim writes into prof.lock: "pid <pid> host <host> since <date>_<time>".
+/// The owner line a claim writes into prof.lock:
+/// "pid <pid> host <host> since <date>_<time> at <ns since 1970>".
 std::string owner_line() {
-  return "pid " + std::to_string(::getpid()) + " host " + host_name() + " since " + now_stamp() + "\n";
+  return "pid " + std::to_string(::getpid()) + " host " + host_name() + " since " + now_stamp() + " at " +
+         std::to_string(realtime_ns()) + "\n";
 }
 
-/// (pid, host) from an owner line; pid 0 when unreadable.
-std::pair<long, std::string> read_owner(int fd) {
+struct Owner {
+  long pid = 0;  ///< 0 when unreadable
+  std::string host;
+  long long at_ns = 0;  ///< when it claimed; 0: not said (a prof before this field)
+};
+
+Owner read_owner(int fd) {
   char buf[512] = {};
   const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-  if (n <= 0) return {0, ""};
-  long pid = 0;
+  if (n <= 0) return {};
+  Owner o;
   char host[256] = {};
-  if (std::sscanf(buf, "pid %ld host %255s", &pid, host) != 2) return {0, ""};
-  return {pid, host};
+  const int got = std::sscanf(buf, "pid %ld host %255s since %*s at %lld", &o.pid, host, &o.at_ns);
+  if (got < 2) return {};
+  o.host = host;
+  return o;
+}
+
+/// Why a stale experiment must not be moved aside: it was claimed while this run went on, by
+/// this very process before it called exec (same pid: a name with the pid can recur), or by a run
+/// that began after this one (a program this one started with posix_spawn, vfork or fork+exec; a
+/// job's other run). Renaming it would take the name its own run reported. "" for an earlier run.
+std::string overlapping(const Owner& o) {
+  if (o.pid == ::getpid() && o.host == host_name()) return "this process before it called exec";
+  if (g_started_ns != 0 && o.at_ns >= g_started_ns)
+    return "pid " + std::to_string(o.pid) + " on " + o.host + ", a run that began after this one";
+  return {};
 }
 
 /// Makes prof.lock in the directory `dfd`, locked before its name exists (see the header).
@@ -229,7 +260,9 @@ Found lock_state(int dfd) {
     f.owner = "another run";
     return f;
   }
-  const auto [pid, host] = read_owner(fd);
+  const Owner o = read_owner(fd);
+  const long pid = o.pid;
+  const std::string& host = o.host;
   struct flock fl {};
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
@@ -240,11 +273,13 @@ Found lock_state(int dfd) {
   if (have_locks) {
     f.kind = fl.l_type == F_UNLCK && pid ? Kind::Stale : Kind::Live;
     f.owner = named;
+    if (f.kind == Kind::Stale) f.overlap = overlapping(o);
     return f;
   }
   // No locks here: a run on this host that no longer exists has ended; anything else may be live.
-  if (pid && host == host_name() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+  if (pid && host == host_name() && (pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH))) {
     f.kind = Kind::Stale;
+    f.overlap = overlapping(o);
     return f;
   }
   f.kind = Kind::Live;
@@ -483,6 +518,7 @@ Outcome take_stale(const std::string& dir, bool configured, bool data, Claim* ou
 std::string default_name() { return "prof-" + now_stamp() + "_" + std::to_string(::getpid()); }
 
 std::string check(const std::string& name, bool overwrite) {
+  if (g_started_ns == 0) g_started_ns = realtime_ns();
   const std::string dir = name.empty() ? name : without_trailing_slashes(name);
   bool needs_parent = true;  // a new directory, or a new name beside it
   if (!dir.empty()) {
@@ -513,7 +549,9 @@ std::string check(const std::string& name, bool overwrite) {
         break;
       case Kind::Live:
       case Kind::Stale:
-        if (!overwrite) return exists_message(dir, true);
+        // This process's own experiment before an exec is kept, whatever `overwrite` says: this
+        // run takes <name>-2 (claim).
+        if (!overwrite && f.overlap.empty()) return exists_message(dir, true);
         break;
     }
   }
@@ -539,6 +577,7 @@ bool claim(const std::string& name, bool overwrite, Claim* out, std::string* err
   const bool configured = !name.empty();
   const std::string dir = configured ? without_trailing_slashes(name) : default_name();
   std::string owner = "other runs";
+  std::string overlap;  // the name holds the finished experiment of a run that overlapped this one
   bool live = false;
   for (int round = 0; round < kMaxTries && !live; ++round) {
     const Outcome o = try_new(dir, configured, out, error);
@@ -578,6 +617,12 @@ bool claim(const std::string& name, bool overwrite, Claim* out, std::string* err
         live = true;  // never touched: this run takes a name of its own below
         continue;
       case Kind::Stale:
+        if (!f.overlap.empty()) {
+          // Never moved aside, whatever `overwrite` says: nothing is overwritten by a new name.
+          overlap = f.overlap;
+          live = true;
+          continue;
+        }
         if (!overwrite) {
           *error = exists_message(dir, configured);
           return false;
@@ -594,8 +639,15 @@ bool claim(const std::string& name, bool overwrite, Claim* out, std::string* err
     const std::string alt = dir + "-" + std::to_string(n);
     const Outcome o = try_new(alt, false, out, error);
     if (o == kTaken) {
-      *notice = who(dir, configured) + " is in use by another run (" + owner + "); this run writes to " +
-                config::quoted(alt);
+      if (overlap.empty())
+        *notice = who(dir, configured) + " is in use by another run (" + owner + "); this run writes to " +
+                  config::quoted(alt);
+      else if (configured)
+        *notice = who(dir, configured) + " holds the finished experiment of " + overlap + "; it is kept, and this run writes to " +
+                  config::quoted(alt) + " (give each program its own PROF_EXPERIMENT_DIRECTORY to choose the names)";
+      else  // a name prof chose: nothing the user asked for is changed
+        log::info(1, "%s holds the finished experiment of %s; it is kept, and this run writes to %s", who(dir, false).c_str(), overlap.c_str(),
+                  config::quoted(alt).c_str());
       return true;
     }
     if (o == kFailed) return false;

@@ -14,6 +14,12 @@
 //    holds is moved aside to `<name>-old-<date>_<time>_<pid>` by the run that took its lock, and
 //    only after checking that the name still leads to the lock it holds; a live one (lock held) is
 //    never touched: the run takes the first free `<name>-<n>`, n = 2, 3, ...
+//    Nor is a finished experiment claimed while this run went on (its owner line's time is after
+//    this run's check(), or its pid is this process's: the image before an exec): that of a
+//    program this one started (posix_spawn, vfork, fork+exec) with the same name, or this
+//    process's own before it called exec (the default name holds the pid, which exec keeps).
+//    Moving it aside would hide the data under a name its run never reported; this run takes
+//    `<name>-<n>` as for a live one, whatever PROF_OVERWRITE_EXPERIMENT_DIRECTORY says.
 //    Files, symbolic links, and directories that are not prof experiments, are never renamed or
 //    followed: an error.
 //  - Safety (issue 30): OTF2 and the CUBE4 writer open their files by path, so a directory is
@@ -42,7 +48,7 @@ struct Claim {
   ino_t ino = 0;
 };
 
-/// Checks made at init, before the program's work, of the directory `name` (empty: a new default
+/// Checks made at init, before the program's work (the run's start for claim()'s overlap rule), of the directory `name` (empty: a new default
 /// name in the working directory): its parent is a writable directory, not on a file system of
 /// the kernel's (/proc, /sys); an existing `name` is a directory of this user's (see Safety) that
 /// prof may use or rename aside (`overwrite`: PROF_OVERWRITE_EXPERIMENT_DIRECTORY). Warns (one

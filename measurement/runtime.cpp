@@ -39,6 +39,7 @@
 #include "measurement/config/config.hpp"
 #include "measurement/events.hpp"
 #include "measurement/experiment_dir.hpp"
+#include "measurement/exit_status.hpp"
 #include "measurement/definitions/comms.hpp"
 #include "measurement/definitions/contexts.hpp"
 #include "measurement/filter/filter.hpp"
@@ -118,6 +119,8 @@ std::atomic<bool> g_in_signal{false};  // finalize runs from a fatal signal: the
 std::atomic<bool> g_finalize_done{false};  // the write-out is over
 std::atomic<bool> g_finalize_started{false};  // finalize runs (its adapters' part comes before g_finalized)
 std::atomic<bool> g_forked_child{false};      // a fork's child: measurement is off, signals take their default action
+std::atomic<bool> g_before_exec{false};       // finalize runs before an exec: no exit status for ProgramEnd
+std::atomic<bool> g_write_failed{false};      // the trace or the profile could not be written (PROF_FAIL_EXIT_STATUS)
 // Set on the signal writer around the fork of a checkpoint (checkpoint()): that child writes.
 thread_local bool t_checkpoint_fork = false;
 std::atomic<int> g_flush_signal{0};          // PROF_FLUSH_SIGNAL's number, 0: none
@@ -864,7 +867,10 @@ std::string size_text(std::uint64_t bytes) {
 // once, so the later registration, which runs first, wins. libprof's destructor (end of file) is
 // the last resort for programs without that constructor.
 void register_exit_handler() {
-  on_exit([](int status, void*) { finalize(status); }, nullptr);
+  on_exit([](int status, void*) {
+    finalize(status);
+    exit_status::apply(status);  // PROF_FAIL_EXIT_STATUS
+  }, nullptr);
 }
 
 void init() {
@@ -1974,7 +1980,8 @@ void finalize(int exit_status) {
   Location* self = tls_location;
   if (self) self->busy = true;
   const std::vector<Location*> locs = stop_recording(*s, self);
-  const RunCounts counts = close_locations(locs, exit_status);
+  // Before an exec the exit status is OTF2's "not available", as for a checkpoint.
+  const RunCounts counts = close_locations(locs, g_before_exec.load() ? std::numeric_limits<std::int64_t>::min() : exit_status);
   report_sampling(counts);
   if (const char* w = timer::finalize()) log::warning("%s", w);
   const Timestamp last = timer::now();
@@ -1993,7 +2000,8 @@ void finalize(int exit_status) {
     resolve_trace_samples(*s, locs, !s->trace_abandoned);
     write_profile(*s, locs, together, last);
   }
-  if (config::g_values.enable_tracing) write_trace(*s, locs, together, offsets, last);
+  if (config::g_values.enable_tracing && !write_trace(*s, locs, together, offsets, last)) g_write_failed.store(true);
+  if (config::g_values.enable_profiling && (s->profile_failed || s->ready_failed)) g_write_failed.store(true);
   report_profile_limits(*s, locs);
   report_end_of_run(*s, locs, counts);
   write_run_file(*s, locs, counts, exit_status);
@@ -2009,6 +2017,15 @@ void finalize(int exit_status) {
   if (const int sig = g_pending_signal.exchange(0)) die_by(sig);  // stopped during the write-out: now
   // A thread that called exit got here before the signal writer: the signal still ends the process.
   if (const int sig = g_stop_signal.load()) die_by(sig);
+}
+
+bool write_failed() { return g_write_failed.load(); }
+
+bool finalize_before_exec() {
+  if (!g_state || g_forked_child.load() || g_finalize_started.load()) return false;
+  g_before_exec.store(true);
+  finalize(0);
+  return true;
 }
 
 }  // namespace prof::runtime

@@ -22,6 +22,15 @@ void init();
 /// Writes all data and stops measurement. Runs once (on_exit, with the exit status for
 /// ProgramEnd); later calls do nothing.
 void finalize(int exit_status = 0);
+/// The program calls exec (adapters/exec/exec.cpp), whose new image runs no exit handler of this
+/// one: writes the data measured so far as finalize does, with ProgramEnd's exit status "not
+/// available" (OTF2_UNDEFINED_INT64). Measurement is off afterwards, also when the exec fails.
+/// True when it wrote; false, doing nothing, before init, in a fork's child, and once finalize
+/// has begun. Any thread, not from a signal handler; not in a vfork child (the caller checks).
+bool finalize_before_exec();
+/// Whether finalize could not write the trace or the profile it should have (a full disk, no
+/// experiment directory). Any thread, after finalize.
+bool write_failed();
 
 /// Creates the calling thread's location (after init). nullptr when no memory or measurement off.
 Location* create_location();

@@ -95,6 +95,7 @@ PROF_API PROF_NO_INSTRUMENT void* PROF_WRAPPER_NAME(__cxa_begin_catch)(void* exc
 // Every unwind line of static_wraps.def has its wrapper above.
 #define PROF_WRAP_SYMBOL(file, sym) PROF_WRAP_SYMBOL_##file(sym)
 #define PROF_WRAP_SYMBOL_pthread(sym)
+#define PROF_WRAP_SYMBOL_exec(sym)
 #define PROF_WRAP_SYMBOL_unwind(sym) \
   static_assert(std::is_function_v<decltype(__wrap_##sym)>, "static_wraps.def lists " #sym " without a wrapper");
 #include "adapters/static_wraps.def"

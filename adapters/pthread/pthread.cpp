@@ -128,6 +128,7 @@ int adapter_init() {
 #define PROF_WRAP_SYMBOL(file, sym) PROF_WRAP_SYMBOL_##file(sym)
 #define PROF_WRAP_SYMBOL_pthread(sym) extern "C" decltype(sym) __real_##sym;
 #define PROF_WRAP_SYMBOL_unwind(sym)
+#define PROF_WRAP_SYMBOL_exec(sym)
 #include "adapters/static_wraps.def"
 #undef PROF_WRAP_SYMBOL_pthread
 #define PROF_REAL(name, slot) (PROF_STATIC_LISTED(name), &__real_##name)

@@ -163,7 +163,12 @@ const Var kCoreVars[] = {
      "has ended is renamed aside (see `PROF_OVERWRITE_EXPERIMENT_DIRECTORY`). One whose run is "
      "still going on (its lock is held: runs of a job array with one fixed name) is never "
      "touched: this run takes the first free name `<name>-2`, `<name>-3`, ... and says so in one "
-     "warning. A name that exists as a file, or as a directory that is not a prof experiment "
+     "warning. Nor is the finished experiment of a run that overlapped this one: of a program "
+     "this one started (posix_spawn, vfork or fork+exec) with the same name, or of this process "
+     "itself before it called exec (the default name holds the pid, which exec keeps; an exec "
+     "writes the data measured so far first, and an instrumented new image starts an experiment "
+     "of its own): this run takes `<name>-2` too (one warning; none for the default name), "
+     "whatever `PROF_OVERWRITE_EXPERIMENT_DIRECTORY` says. A name that exists as a file, or as a directory that is not a prof experiment "
      "(no `prof.lock` in it: `prof.cfg` alone proves nothing), stops the run at start with one "
      "line; prof renames only its own experiment directories.\n\n"
      "Nobody else may be able to plant links in the directory (OTF2 opens its files by path): a "
@@ -181,7 +186,8 @@ const Var kCoreVars[] = {
      "Applies when `PROF_EXPERIMENT_DIRECTORY` names an experiment directory that already exists "
      "and is not empty. With `true` the existing directory is renamed aside "
      "(`<name>-old-<date>_<time>_<pid>`) and a fresh one is created, so the data of two runs is "
-     "never mixed; a directory whose run is still going on is never renamed (this run takes "
+     "never mixed; a directory whose run is still going on, or ended while this run went on (a "
+     "program it started, this process before an exec), is never renamed (this run takes "
      "`<name>-2`, see `PROF_EXPERIMENT_DIRECTORY`). With `false` the run stops with a fatal "
      "error before the program's work starts."},
     {"FLUSH_SIGNAL", Type::String, "", &g_values.flush_signal,
@@ -204,6 +210,16 @@ const Var kCoreVars[] = {
      "run.",
      nullptr, 0, ~std::uint64_t{0}, false, &check_flush_signal,
      "empty, or USR1, USR2, HUP, XCPU (SIG prefix and case optional) or their numbers"},
+    {"FAIL_EXIT_STATUS", Type::Number, "0", &g_values.fail_exit_status,
+     "Exit status if prof cannot write trace or profile (0: off).",
+     "A number from 1 to 255: a program that exits with status 0 ends with this status instead "
+     "when prof could not write its trace or its profile (a full disk, an experiment directory "
+     "that cannot be created; the error line says which), so that a batch script notices. The "
+     "program's own failure (a status other than 0) and a signal are never masked. The process "
+     "then ends right after prof's write-out (`_exit`, standard output flushed): exit handlers "
+     "registered before prof's (library destructors) do not run. Not applied after an exec, "
+     "whose status is unknown. `0` (the default) leaves the program's status as it is.",
+     nullptr, 0, 255},
     {"DEBUG_WRITE_PAUSE", Type::Number, "0", &g_values.debug_write_pause,
      "For testing: milliseconds the end of the run waits before writing.",
      "The write-out at the end (or at a stop signal) pauses this long before it writes "

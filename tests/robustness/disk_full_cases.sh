@@ -17,12 +17,15 @@
 #                needs and the fix), one for the trace; no .cubex (partial or temporary) left.
 #                A run without tracing: the profile's line alone. Both warned at start that the
 #                disk is (almost) full (issue 30, item 6: before, found only at the end).
+#   fail_status  PROF_FAIL_EXIT_STATUS (issue 30, item 15): 16 KB, a program that exits 0: status 3
+#                with PROF_FAIL_EXIT_STATUS=3 and one line saying why, 0 without it; a program that
+#                exits 5 keeps its 5; with room on the disk, 0.
 #   mpi          3 ranks on 1 MB, rank 1 makes the 1,000,000 calls (the others 1,000): rank 1's
 #                line, rank 0's line naming rank 1, no trace of any rank left, the job's profile
 #                complete (leaf's visits = 1,002,000).
 # Usage: disk_full_cases.sh <prof-wrap> <work> <tools> <case>
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-case_name=${1:?usage: disk_full_cases.sh <prof-wrap> <work> <tools> run|end|end_flushed|profile|mpi}
+case_name=${1:?usage: disk_full_cases.sh <prof-wrap> <work> <tools> run|end|end_flushed|profile|fail_status|mpi}
 fs=$work-fs  # the mount point: outside $work (see small_fs)
 calls=1000000
 if [ "$case_name" = mpi ]; then
@@ -127,6 +130,35 @@ case $case_name in
     [ "$(grep -c '^prof: error' err)" -eq 1 ] || fail "expected one error line: $(grep '^prof: error' err)"
     expect_line err '^prof: error: cannot write CUBE4 profile .*: No space left on device \(it needs [0-9]+ KiB\); free space there'
     ! ls -A "$fs/exp" | grep -q 'cubex' || fail "a profile file is left: $(ls -A "$fs/exp" | tr '\n' ' ')"
+    ;;
+  fail_status)
+    # status_on <size> <program status> [VAR=value...]: the exit status of a tracing run of 1,000
+    # calls (in $(...): its tmpfs is unmounted when the subshell ends)
+    status_on() {
+      local size=$1 program=$2
+      shift 2
+      small_fs "$fs" "$size"
+      set +e
+      env PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY="$fs/exp" "$@" ./calls 1000 "$program" >out 2>err
+      local rc=$?
+      set -e
+      sed 's/^/  stderr: /' err >&2
+      echo "$rc"
+    }
+    fail_line='^prof: the program exited with status 0, but its trace or profile could not be written \(see above\): exit status 3 \(PROF_FAIL_EXIT_STATUS\)$'
+    rc=$(status_on 16k 0 PROF_FAIL_EXIT_STATUS=3)
+    [ "$rc" -eq 3 ] || fail "PROF_FAIL_EXIT_STATUS=3, profile and trace not written: exit status $rc, expected 3"
+    expect_line err "$fail_line"
+    expect_line out '^disk_calls: 1000 calls of leaf$'  # the program's output is flushed before _exit
+    rc=$(status_on 16k 0)
+    [ "$rc" -eq 0 ] || fail "without PROF_FAIL_EXIT_STATUS: exit status $rc, expected the program's 0"
+    expect_no_line err 'PROF_FAIL_EXIT_STATUS'
+    rc=$(status_on 16k 5 PROF_FAIL_EXIT_STATUS=3)
+    [ "$rc" -eq 5 ] || fail "PROF_FAIL_EXIT_STATUS=3, a program that exits 5: exit status $rc, expected 5"
+    expect_no_line err 'PROF_FAIL_EXIT_STATUS'
+    rc=$(status_on 1m 0 PROF_FAIL_EXIT_STATUS=3)
+    [ "$rc" -eq 0 ] || fail "PROF_FAIL_EXIT_STATUS=3, everything written: exit status $rc, expected 0"
+    expect_no_line err '^prof: error'  # (the tmpfs is gone with status_on's subshell)
     ;;
   mpi)
     launch=(timeout 120 mpirun --oversubscribe -np 3 -x PROF_ENABLE_TRACING -x PROF_VERBOSE -x PROF_EXPERIMENT_DIRECTORY)

@@ -486,11 +486,12 @@ TEST_CASE("link commands", "[prof-wrap]") {
                             "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
                             "pthread_mutex_unlock", "pthread_cond_wait", "pthread_cond_timedwait",
                             "pthread_cond_signal", "pthread_cond_broadcast", "longjmp", "_longjmp", "siglongjmp",
-                            "__longjmp_chk", "__cxa_begin_catch"}) {
+                            "__longjmp_chk", "__cxa_begin_catch", "execve", "execv", "execvp", "execvpe", "execl",
+                            "execlp", "execle", "fexecve"}) {
       INFO(sym);
       CHECK(contains(wraps, sym));
     }
-    CHECK(wraps.size() == 18);
+    CHECK(wraps.size() == 26);
   }
   SECTION("-static: libprof's own libraries, the C++ runtime after OTF2 and libdw") {
     const Argv& deps = static_link_libraries();

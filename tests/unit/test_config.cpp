@@ -411,6 +411,7 @@ TEST_CASE("cfg_file_text lists every variable and quotes strings for sh", "[conf
         "PROF_EXPERIMENT_DIRECTORY='/tmp/it'\\''s mine'\n"
         "PROF_OVERWRITE_EXPERIMENT_DIRECTORY=true\n"
         "PROF_FLUSH_SIGNAL=''\n"
+        "PROF_FAIL_EXIT_STATUS=0\n"
         "PROF_TIMER=auto\n"
         "PROF_VERBOSE=0\n"
         "PROF_PROFILING_MAX_CALLPATH_DEPTH=100\n"
