@@ -221,7 +221,7 @@ const Var kCoreVars[] = {
      "whose status is unknown. `0` (the default) leaves the program's status as it is.",
      nullptr, 0, 255},
     {"DEBUG_WRITE_PAUSE", Type::Number, "0", &g_values.debug_write_pause,
-     "For testing: milliseconds the end of the run waits before writing.",
+     "For testing: ms the write-out waits before writing.",
      "The write-out at the end (or at a stop signal) pauses this long before it writes "
      "anything, so that tests can send signals while it runs. Leave it at 0.",
      nullptr, 0, 60000},
