@@ -12,8 +12,8 @@
 # Usage: signals_repeated.sh <prof-wrap> <work> <tools> [RUNS]
 source "$ROBUSTNESS_SRC/common.sh"
 skip_under_tsan "ThreadSanitizer defers an asynchronous signal to its next interceptor, which a loop of instrumented calls never reaches"
-runs=${1:-6}
-build spin "$ROBUSTNESS_SRC/progs/spin_calls.c"
+runs=${1:-5}
+build spin "$ROBUSTNESS_SRC/progs/paced_calls.c" -pthread
 ulimit -c 0
 
 # one_stop_line <err> <signal number>: exactly one error line, the stop line
@@ -28,7 +28,7 @@ for mode in profile trace; do
     after=0.$(( 15 + (run * 37) % 35 ))
     exp=t_${mode}_$run
     env=(PROF_EXPERIMENT_DIRECTORY=$exp)
-    [ $mode = trace ] && env+=(PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=32M)
+    [ $mode = trace ] && env+=(PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=16M)
     set +e
     env "${env[@]}" timeout --preserve-status -s TERM "$after" ./spin 2>err
     rc=$?
@@ -59,7 +59,7 @@ start_spin() {
   # ignored signals alone: perl puts the default back before the exec.
   env PROF_EXPERIMENT_DIRECTORY="$exp" "$@" perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' ./spin 2>err &
   pid=$!
-  for _ in $(seq 1 100); do grep -q running err 2>/dev/null && break; sleep 0.02; done
+  for _ in $(seq 1 100); do grep -q running err 2>/dev/null && break; sleep 0.02; done  # paced_calls: running
   sleep 0.2
 }
 # wait_for_line <regex>: until stderr has it (the write-out has begun)
