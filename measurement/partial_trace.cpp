@@ -248,17 +248,15 @@ std::string salvage_file(const std::string& dir, std::uint32_t rank) {
   return dir + "/" + kParts + "/salvage.rank" + std::to_string(rank);
 }
 
+// A failed rank's Part (rank, size, locations, clock offsets, definitions) after the rest.
 struct SalvagePart {
   SalvageInfo info;
-  otf2w::LocalDefs local;
-  std::vector<char> defs;  // unify::encode_part
+  Part part;
 };
 
 std::vector<char> encode_salvage(const SalvagePart& p) {
   bytes::Writer o;
   o.u32(kSalvageMagic);
-  o.u32(p.info.rank);
-  o.u32(p.info.size);
   o.str(p.info.paradigm);
   o.u64(p.info.resolution);
   o.u64(p.info.tick0);
@@ -276,22 +274,14 @@ std::vector<char> encode_salvage(const SalvagePart& p) {
     o.str(m.unit);
     o.u8(static_cast<std::uint8_t>((m.papi ? 1 : 0) | (m.absolute ? 2 : 0)));
   }
-  o.u64(p.local.locations.size());
-  for (std::uint64_t id : p.local.locations) o.u64(id);
-  o.u64(p.local.clock_offsets.size());
-  for (const auto& [at, off] : p.local.clock_offsets) {
-    o.u64(at);
-    o.i64(off);
-  }
-  o.str(std::string(p.defs.begin(), p.defs.end()));
+  const std::vector<char> part = encode(p.part);
+  o.str(std::string(part.begin(), part.end()));
   return std::move(o.data());
 }
 
 bool decode_salvage(const std::vector<char>& b, SalvagePart* p) {
   bytes::Reader in(b.data(), b.size());
   if (in.u32() != kSalvageMagic) return false;
-  p->info.rank = in.u32();
-  p->info.size = in.u32();
   p->info.paradigm = in.str();
   p->info.resolution = in.u64();
   p->info.tick0 = in.u64();
@@ -313,75 +303,68 @@ bool decode_salvage(const std::vector<char>& b, SalvagePart* p) {
     m.absolute = f & 2;
     w.metrics.push_back(std::move(m));
   }
-  const std::uint64_t nl = in.count(8);
-  for (std::uint64_t i = 0; i < nl && in.ok(); ++i) p->local.locations.push_back(in.u64());
-  const std::uint64_t no = in.count(16);
-  for (std::uint64_t i = 0; i < no && in.ok(); ++i) {
-    const std::uint64_t at = in.u64();
-    p->local.clock_offsets.emplace_back(at, in.i64());
-  }
-  const std::string d = in.str();
-  p->defs.assign(d.begin(), d.end());
-  return in.ok() && in.done() && p->info.size > 0 && p->info.rank < p->info.size && p->info.resolution > 0 &&
-         w.event_chunk > 0;
+  const std::string part = in.str();
+  if (!in.ok() || !in.done() || !decode(std::vector<char>(part.begin(), part.end()), &p->part)) return false;
+  p->info.rank = p->part.rank;
+  p->info.size = p->part.size;
+  return p->info.size > 0 && p->info.rank < p->info.size && p->info.resolution > 0 && w.event_chunk > 0;
 }
 
-/// The last chunk of an event file whose writer was never closed ends in OTF2's end-of-chunk
-/// marker, and a reader then looks for a next chunk and fails: that marker becomes the end-of-file
-/// one, as a closed writer writes it. The chunk's records are walked to find it: each is a type
-/// byte, then a timestamp's 8 bytes, or a length (one byte, or 0xff and 8 bytes) and as many bytes.
-/// OTF2 3.0's layout (OTF2_Buffer.h: END_OF_CHUNK 0, END_OF_BUFFER 1, END_OF_FILE 2, CHUNK_HEADER
-/// 3 with the endianness byte and two full 8-byte event positions, TIMESTAMP 5). False when the
-/// chunk does not look like one (it is left as it is).
-bool end_last_chunk(const std::string& evt, std::uint64_t chunk) {
-  struct stat st {};
-  if (::stat(evt.c_str(), &st) != 0 || st.st_size < static_cast<off_t>(chunk) || chunk < 32) return false;
-  const int fd = ::open(evt.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return false;
-  const off_t at = st.st_size - static_cast<off_t>(chunk);
-  std::vector<unsigned char> c(chunk);
-  bool ok = ::pread(fd, c.data(), chunk, at) == static_cast<ssize_t>(chunk) && c[0] == 3 && c[1] == 0x42;
-  std::uint64_t pos = 18;
-  while (ok) {
-    if (pos + 2 > chunk) {
-      ok = false;
-      break;
-    }
+/// Where the records of the chunk at `at` (`len` bytes) of `fd` end: the offset of its terminator
+/// in the file, and the terminator, OTF2 3.0's END_OF_CHUNK (0), END_OF_BUFFER (1) or END_OF_FILE
+/// (2); -1 when it does not look like a chunk. The records are walked: each is a type byte, then a
+/// timestamp's 8 bytes (type 5), or a length (one byte, or 0xff and 8 bytes) and as many bytes;
+/// the chunk starts with its header (type 3, the endianness byte, two full 8-byte event positions).
+int chunk_end(int fd, off_t at, std::uint64_t len, off_t* end) {
+  if (len < 32) return -1;
+  std::vector<unsigned char> c(len);
+  if (::pread(fd, c.data(), len, at) != static_cast<ssize_t>(len) || c[0] != 3 || c[1] != 0x42) return -1;
+  for (std::uint64_t pos = 18; pos + 2 <= len;) {
     const unsigned char t = c[pos];
-    if (t == 0) break;            // END_OF_CHUNK
-    if (t == 1 || t == 2) {       // ends already
-      ::close(fd);
-      return true;
+    if (t <= 2) {
+      *end = at + static_cast<off_t>(pos);
+      return t;
     }
-    if (t == 3) {
-      ok = false;
-      break;
-    }
+    if (t == 3) return -1;
     if (t == 5) {
       pos += 9;
       continue;
     }
-    std::uint64_t len = c[pos + 1], head = 2;
-    if (len == 0xff) {
-      if (pos + 10 > chunk) {
-        ok = false;
-        break;
-      }
-      std::memcpy(&len, &c[pos + 2], 8);
+    std::uint64_t n = c[pos + 1], head = 2;
+    if (n == 0xff) {
+      if (pos + 10 > len) return -1;
+      std::memcpy(&n, &c[pos + 2], 8);
       head = 10;
     }
-    if (len > chunk) {
-      ok = false;
-      break;
-    }
-    pos += head + len;
+    if (n > len) return -1;
+    pos += head + n;
   }
-  if (ok) {
-    const unsigned char end[2] = {2, 1};  // END_OF_FILE, END_OF_BUFFER, as a closed writer ends
-    ok = ::pwrite(fd, end, 2, at + static_cast<off_t>(pos)) == 2;
+  return -1;
+}
+
+/// An event file as a reader can take it: a writer closed at the end wrote its last chunk short
+/// and ending in END_OF_FILE (kept); a writer never closed left whole chunks, the last ending in
+/// END_OF_CHUNK, so a reader looks for a next chunk and fails: that marker becomes END_OF_FILE and
+/// END_OF_BUFFER, as a closed writer ends. A part of a chunk cut by the kill is cut off. Returns
+/// the bytes cut off.
+std::uint64_t end_event_file(const std::string& evt, std::uint64_t chunk) {
+  struct stat st {};
+  if (::stat(evt.c_str(), &st) != 0) return 0;
+  const int fd = ::open(evt.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const auto size = static_cast<std::uint64_t>(st.st_size), rest = size % chunk;
+  off_t end = 0;
+  std::uint64_t cut = 0;
+  if (rest && chunk_end(fd, static_cast<off_t>(size - rest), rest, &end) != 2) {
+    if (::ftruncate(fd, static_cast<off_t>(size - rest)) == 0) cut = rest;
+  }
+  if ((!rest || cut) && size - cut >= chunk && chunk_end(fd, static_cast<off_t>(size - cut - chunk), chunk, &end) == 0) {
+    const unsigned char marks[2] = {2, 1};
+    const ssize_t w = ::pwrite(fd, marks, 2, end);
+    (void)w;  // not written: the count below stops where the chunk ends, as before
   }
   ::close(fd);
-  return ok;
+  return cut;
 }
 
 std::string size_text(std::uint64_t bytes) {
@@ -398,9 +381,11 @@ bool save_salvage_part(const std::string& dir, const SalvageInfo& info, const un
                        const std::vector<std::pair<std::uint64_t, std::int64_t>>& offsets) {
   SalvagePart p;
   p.info = info;
-  p.local.locations = locations;
-  p.local.clock_offsets = offsets;
-  p.defs = unify::encode_part(self, regions::snapshot(), comms::snapshot(), info.rank);
+  p.part.rank = info.rank;
+  p.part.size = info.size;
+  p.part.local.locations = locations;
+  p.part.local.clock_offsets = offsets;
+  p.part.defs = unify::encode_part(self, regions::snapshot(), comms::snapshot(), info.rank);
   ::mkdir((dir + "/" + kParts).c_str(), 0755);
   return write_file(salvage_file(dir, info.rank), encode_salvage(p));
 }
@@ -454,19 +439,13 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
       *error = "the salvage parts in '" + parts_dir + "' come from different runs; remove the stale ones";
       return false;
     }
-  // Each event file: whole chunks only (a kill during a write may leave a part of one).
+  // Each event file as a reader can take it (a kill during a write may leave a part of a chunk).
   const std::uint64_t chunk = first.writer.event_chunk;
   std::uint64_t cut = 0;
   for (const SalvagePart& p : parts)
-    for (std::uint64_t id : p.local.locations) {
-      const std::string evt = dir + "/traces/" + std::to_string(id) + ".evt";
-      if (::stat(evt.c_str(), &st) != 0) continue;
-      const auto size = static_cast<std::uint64_t>(st.st_size);
-      if (size % chunk && ::truncate(evt.c_str(), static_cast<off_t>(size - size % chunk)) == 0) cut += size % chunk;
-      end_last_chunk(evt, chunk);
-    }
+    for (std::uint64_t id : p.part.local.locations) cut += end_event_file(dir + "/traces/" + std::to_string(id) + ".evt", chunk);
   std::vector<std::vector<char>> defs;
-  for (const SalvagePart& p : parts) defs.push_back(p.defs);
+  for (const SalvagePart& p : parts) defs.push_back(p.part.defs);
   unify::Result merged;
   std::vector<unify::Result> maps;
   if (!unify::merge_parts(defs, first.size, &merged, &maps, error)) {
@@ -480,7 +459,7 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
   // (the parts' end is their last save).
   std::uint64_t last_ns = 0;
   for (const SalvagePart& p : parts)
-    for (std::uint64_t id : p.local.locations)
+    for (std::uint64_t id : p.part.local.locations)
       if (::stat((dir + "/traces/" + std::to_string(id) + ".evt").c_str(), &st) == 0)
         last_ns = std::max<std::uint64_t>(last_ns, static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
                                                        static_cast<std::uint64_t>(st.st_mtim.tv_nsec));
@@ -502,7 +481,7 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
   std::vector<otf2w::LocalDefs> locals;
   std::vector<std::uint64_t> ids;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    otf2w::LocalDefs l = parts[i].local;
+    otf2w::LocalDefs l = parts[i].part.local;
     l.region_map = std::move(maps[i].region_map);
     l.comm_map = std::move(maps[i].comm_map);
     l.window_map = std::move(maps[i].window_map);

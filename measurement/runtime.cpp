@@ -1969,11 +1969,6 @@ void finalize(int exit_status) {
     struct timespec ts = {0, 1000000};
     ::nanosleep(&ts, nullptr);
   }
-  if (const std::uint64_t ms = config::g_values.debug_write_pause) {  // tests: signals during the write-out
-    struct timespec ts = {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
-    while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-  }
   finalize_adapters();
   g_finalized.store(true);
   int saved = errno;
@@ -1999,6 +1994,17 @@ void finalize(int exit_status) {
   if (config::g_values.enable_profiling || config::g_values.summary) {
     resolve_trace_samples(*s, locs, !s->trace_abandoned);
     write_profile(*s, locs, together, last);
+  }
+  if (config::g_values.enable_tracing) {
+    // What prof-salvage needs of the events flushed so far, before the trace's long step: a
+    // SIGKILL during it (a batch system's short grace time) leaves a trace it can read.
+    std::lock_guard<std::mutex> lock(s->mutex);
+    save_salvage_locked(*s);
+  }
+  if (const std::uint64_t ms = config::g_values.debug_write_pause) {  // tests: signals and kills during the write-out
+    struct timespec ts = {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
+    while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
   }
   if (config::g_values.enable_tracing && !write_trace(*s, locs, together, offsets, last)) g_write_failed.store(true);
   if (config::g_values.enable_profiling && (s->profile_failed || s->ready_failed)) g_write_failed.store(true);

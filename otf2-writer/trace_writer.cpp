@@ -266,6 +266,11 @@ struct TraceWriter::Impl {
 
   bool write_global(const Definitions& defs);
   void write_local(const LocalDefs& l, const ClockInfo& clock);
+  /// A definitions-only archive in the folder `tmp` (write_merged, write_salvaged): empty event
+  /// files for `empty`, the local definitions of `locals`, the global ones. The open archive, if
+  /// any, stays as it was.
+  bool write_scratch(const std::string& tmp, const char* description, const Definitions& defs,
+                     const std::vector<LocalDefs>& locals, const std::vector<std::uint64_t>& empty);
 
   static OTF2_FlushType pre_flush(void* data, OTF2_FileType type, OTF2_LocationRef, void*, bool final) {
     auto* self = static_cast<Impl*>(data);
@@ -452,29 +457,7 @@ bool TraceWriter::write_salvaged(const std::string& dir, const SalvageState& sta
   const std::string tmp = dir + "/prof-parts/salvage-" + std::to_string(::getpid());
   remove_merge_dir(tmp);
   ::mkdir((dir + "/prof-parts").c_str(), 0755);
-  OTF2_Archive* a = OTF2_Archive_Open(tmp.c_str(), "traces", OTF2_FILEMODE_WRITE, state.event_chunk, OTF2_CHUNK_SIZE_MIN,
-                                      OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-  bool ok = a != nullptr;
-  if (ok) {
-    static const OTF2_FlushCallbacks flush_cbs = {&Impl::pre_flush, nullptr};
-    OTF2_Archive_SetFlushCallbacks(a, &flush_cbs, &m);
-    ok = OTF2_Archive_SetSerialCollectiveCallbacks(a) == OTF2_SUCCESS;
-    OTF2_Archive_SetCreator(a, "prof " PROF_VERSION);
-    OTF2_Archive_SetDescription(a, "prof measurement (salvaged from a run that was killed)");
-  }
-  if (ok) {
-    m.archive = a;
-    OTF2_Archive_OpenEvtFiles(a);
-    for (std::uint64_t id : empty)
-      if (OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, id)) OTF2_Archive_CloseEvtWriter(a, w);
-    OTF2_Archive_CloseEvtFiles(a);
-    OTF2_Archive_OpenDefFiles(a);
-    for (const LocalDefs& l : locals) m.write_local(l, global.clock);
-    OTF2_Archive_CloseDefFiles(a);
-    ok = !m.failed && m.write_global(global);
-    ok = OTF2_Archive_Close(a) == OTF2_SUCCESS && ok && !m.failed;
-    m.archive = nullptr;
-  }
+  bool ok = m.write_scratch(tmp, "prof measurement (salvaged from a run that was killed)", global, locals, empty);
   // The local definitions into traces/, then traces.def, then the anchor: a reader finds the
   // anchor only once all it names is there.
   const std::string from = tmp + "/traces/", to = dir + "/traces/";
@@ -1030,6 +1013,35 @@ bool TraceWriter::Impl::write_global(const Definitions& defs) {
 }
 
 // One process's local definitions (see finish()).
+bool TraceWriter::Impl::write_scratch(const std::string& tmp, const char* description, const Definitions& defs,
+                                      const std::vector<LocalDefs>& locals, const std::vector<std::uint64_t>& empty) {
+  OTF2_Archive* a = OTF2_Archive_Open(tmp.c_str(), "traces", OTF2_FILEMODE_WRITE, stats.otf2_block_bytes, OTF2_CHUNK_SIZE_MIN,
+                                      OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  if (!a) return false;
+  static const OTF2_FlushCallbacks flush_cbs = {&Impl::pre_flush, nullptr};
+  OTF2_Archive_SetFlushCallbacks(a, &flush_cbs, this);
+  bool ok = OTF2_Archive_SetSerialCollectiveCallbacks(a) == OTF2_SUCCESS;
+  OTF2_Archive_SetCreator(a, "prof " PROF_VERSION);
+  OTF2_Archive_SetDescription(a, description);
+  if (ok) {
+    OTF2_Archive* shared = archive;
+    archive = a;
+    OTF2_Archive_OpenEvtFiles(a);
+    for (std::uint64_t id : empty)
+      if (OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, id)) OTF2_Archive_CloseEvtWriter(a, w);
+    OTF2_Archive_CloseEvtFiles(a);
+    OTF2_Archive_OpenDefFiles(a);
+    for (const LocalDefs& l : locals) write_local(l, defs.clock);
+    OTF2_Archive_CloseDefFiles(a);
+    ok = !failed && write_global(defs);
+    ok = OTF2_Archive_Close(a) == OTF2_SUCCESS && ok && !failed;
+    archive = shared;
+  } else {
+    OTF2_Archive_Close(a);
+  }
+  return ok;
+}
+
 void TraceWriter::Impl::write_local(const LocalDefs& l, const ClockInfo& clock) {
   const auto make = [](const std::vector<std::uint32_t>& v) {
     return v.empty() ? nullptr : OTF2_IdMap_CreateFromUint32Array(v.size(), v.data(), true);
@@ -1177,34 +1189,11 @@ bool TraceWriter::write_merged(const Definitions& global, const std::vector<Loca
     ::closedir(d);
     for (const std::string& s : stale) remove_merge_dir(stage_dir + "/" + s);
   }
-  OTF2_Archive* shared = m.archive;
-  OTF2_Archive* a = OTF2_Archive_Open(tmp.c_str(), "traces", OTF2_FILEMODE_WRITE, m.stats.otf2_block_bytes, OTF2_CHUNK_SIZE_MIN,
-                                      OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-  bool ok = a != nullptr;
-  if (ok) {
-    static const OTF2_FlushCallbacks flush_cbs = {&Impl::pre_flush, nullptr};
-    OTF2_Archive_SetFlushCallbacks(a, &flush_cbs, &m);
-    ok = OTF2_Archive_SetSerialCollectiveCallbacks(a) == OTF2_SUCCESS;
-    OTF2_Archive_SetCreator(a, "prof " PROF_VERSION);
-    OTF2_Archive_SetDescription(a, "prof measurement (merged after a failed rank)");
-  }
-  if (ok) {
-    m.archive = a;
-    // The placeholders' event files: empty.
-    OTF2_Archive_OpenEvtFiles(a);
-    for (std::uint64_t id : placeholders)
-      if (OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, id)) OTF2_Archive_CloseEvtWriter(a, w);
-    OTF2_Archive_CloseEvtFiles(a);
-    OTF2_Archive_OpenDefFiles(a);
-    for (const LocalDefs& l : locals) m.write_local(l, defs.clock);
-    LocalDefs empty;
-    empty.locations = placeholders;
-    m.write_local(empty, defs.clock);
-    OTF2_Archive_CloseDefFiles(a);
-    ok = !m.failed && m.write_global(defs);
-    ok = OTF2_Archive_Close(a) == OTF2_SUCCESS && ok && !m.failed;
-    m.archive = shared;
-  }
+  // The placeholders' event files: empty.
+  std::vector<LocalDefs> all = locals;
+  all.push_back(LocalDefs{});
+  all.back().locations = placeholders;
+  bool ok = m.write_scratch(tmp, "prof measurement (merged after a failed rank)", defs, all, placeholders);
   step("written");
   // Into the archive's traces/: the local definitions and the placeholders' event files. They
   // fit the previous traces.def too: the global ids of earlier merges stay (partial_trace), and

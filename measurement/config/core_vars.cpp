@@ -222,8 +222,9 @@ const Var kCoreVars[] = {
      nullptr, 0, 255},
     {"DEBUG_WRITE_PAUSE", Type::Number, "0", &g_values.debug_write_pause,
      "For testing: ms the write-out waits before writing.",
-     "The write-out at the end (or at a stop signal) pauses this long before it writes "
-     "anything, so that tests can send signals while it runs. Leave it at 0.",
+     "The write-out at the end (or at a stop signal) pauses this long after the profile, "
+     "before the trace, so that tests can send signals (and SIGKILL) while it runs. Leave it "
+     "at 0.",
      nullptr, 0, 60000},
     {"TIMER", Type::Option, "auto", &g_values.timer,
      "Time source for event time stamps.",

@@ -87,3 +87,19 @@ rc=$?
 set -e
 [ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ] || fail "prof-salvage on a missing directory: status $rc, $(cat err)"
 echo "ok: prof-salvage refuses written and missing experiments in one line"
+
+# --- 4: SIGTERM, then SIGKILL 1 s later (Slurm's and srun's short kill wait) while the trace is
+# still being written (PROF_DEBUG_WRITE_PAUSE holds the write-out between profile and trace): the
+# profile is kept, and what the flushes wrote is readable after prof-salvage.
+set +e
+PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=8M PROF_DEBUG_WRITE_PAUSE=20000 PROF_EXPERIMENT_DIRECTORY=termkill \
+  timeout -s TERM -k 1 3 ./paced 2 2>err_termkill
+rc=$?
+set -e
+[ $rc -eq 137 ] || fail "termkill: status $rc, expected 137 (SIGKILL during the write-out): $(cat err_termkill)"
+check_profile termkill/profile.cubex --expect-region leaf
+[ ! -e termkill/traces.otf2 ] || fail "termkill: a trace was written within the pause?"
+salvaged termkill
+enters=$(awk '$1 == "ENTER" && /"leaf"/' print_termkill | wc -l)
+[ "$enters" -gt 10000 ] || fail "termkill: only $enters Enters of leaf salvaged"
+echo "ok: SIGTERM then SIGKILL 1 s later: profile kept, $enters Enters of leaf salvaged from the trace"
