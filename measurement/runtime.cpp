@@ -1455,6 +1455,8 @@ RunCounts close_locations(const std::vector<Location*>& locs, std::int64_t exit_
 
 void report_sampling(const RunCounts& c) {
   if (!sampling::on()) return;
+  const std::string unsampled = sampling::unsampled_warning();
+  if (!unsampled.empty()) log::warning("%s", unsampled.c_str());
   log::info(1, "sampling: %" PRIu64 " samples, %" PRIu64 " inside prof itself, %" PRIu64 " dropped; %.0f ns per sample in the handler",
             c.samples, c.samples_in_prof, c.samples_dropped,
             c.samples ? static_cast<double>(c.sample_ticks) * 1e9 / static_cast<double>(timer::resolution()) / static_cast<double>(c.samples) : 0.0);
@@ -1975,6 +1977,7 @@ void finalize(int exit_status) {
   Location* self = tls_location;
   if (self) self->busy = true;
   const std::vector<Location*> locs = stop_recording(*s, self);
+  sampling::check_unsampled_threads(locs);
   // Before an exec the exit status is OTF2's "not available", as for a checkpoint.
   const RunCounts counts = close_locations(locs, g_before_exec.load() ? std::numeric_limits<std::int64_t>::min() : exit_status);
   report_sampling(counts);

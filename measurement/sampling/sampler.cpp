@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -66,7 +67,65 @@ struct ThreadSources {
   timer_t timer[kMaxSources];
   bool has_timer[kMaxSources];
   int n = 0;
+  pid_t tid = 0;
 };
+
+// Threads that ran without a sample (check_unsampled): they block the sampling signal, as some
+// libraries' worker threads block every signal.
+std::atomic<std::uint32_t> g_unsampled_threads{0};
+std::atomic<std::uint64_t> g_unsampled_ns{0};  // their CPU time
+std::atomic<std::uint32_t> g_unsampled_blocking{0};  // of them, those seen blocking the signal
+
+/// A thread's CPU time (ns) from /proc (any thread of the process).
+std::uint64_t cpu_ns_of(pid_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", static_cast<int>(tid));
+  FILE* f = std::fopen(path, "r");
+  if (!f) return 0;
+  char buf[1024];
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');  // the name may hold blanks
+  unsigned long utime = 0, stime = 0;
+  if (!p || std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2) return 0;
+  return static_cast<std::uint64_t>(utime + stime) * (1000000000ull / static_cast<std::uint64_t>(::sysconf(_SC_CLK_TCK)));
+}
+
+/// Whether thread `tid` blocks `sig` now (/proc: SigBlk).
+bool blocks_signal(pid_t tid, int sig) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/status", static_cast<int>(tid));
+  FILE* f = std::fopen(path, "r");
+  if (!f) return false;
+  char line[256];
+  unsigned long long mask = 0;
+  bool found = false;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "SigBlk: %llx", &mask) == 1) {
+      found = true;
+      break;
+    }
+  std::fclose(f);
+  return found && sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+}
+
+/// The shortest period of the sources in ns (cycles read as ns, at 1 GHz).
+std::uint64_t shortest_period_ns() {
+  std::uint64_t p = ~std::uint64_t{0};
+  for (const Source& s : *g_sources) p = std::min(p, s.period);
+  return p;
+}
+
+/// A thread with no sample in 20 periods of CPU time or more is counted (thread_end, stop).
+void check_unsampled(const Location* loc, pid_t tid) {
+  if (loc->samples || loc->samples_dropped || loc->samples_in_prof) return;
+  const std::uint64_t cpu = cpu_ns_of(tid), period = shortest_period_ns();
+  if (period == ~std::uint64_t{0} || cpu < 20 * period) return;
+  g_unsampled_threads.fetch_add(1);
+  g_unsampled_ns.fetch_add(cpu);
+  if (blocks_signal(tid, g_signal)) g_unsampled_blocking.fetch_add(1);
+}
 
 long perf_open(Kind kind, std::uint64_t period) {
   perf_event_attr a;
@@ -429,6 +488,7 @@ void thread_start(Location* loc) {
   }
   auto* ts = new ThreadSources;
   const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  ts->tid = tid;
   for (const Source& s : *g_sources) {
     const int i = ts->n;
     ts->fd[i] = -1;
@@ -477,6 +537,7 @@ void thread_end(Location* loc) {
   if (!ts) return;
   loc->sampler = nullptr;
   std::atomic_signal_fence(std::memory_order_seq_cst);
+  check_unsampled(loc, ts->tid);
   const long page = ::sysconf(_SC_PAGESIZE);
   for (int i = 0; i < ts->n; ++i) {
     if (ts->fd[i] >= 0) {
@@ -493,6 +554,27 @@ void stop() {
   g_running.store(false);
   // The finalizing thread's own sources: no more signals (and EINTR) during the write-out.
   if (Location* loc = tls_location) thread_end(loc);
+}
+
+void check_unsampled_threads(const std::vector<Location*>& locs) {
+  for (const Location* loc : locs)
+    if (const auto* ts = static_cast<const ThreadSources*>(loc->sampler)) check_unsampled(loc, ts->tid);
+}
+
+std::string unsampled_warning() {
+  const std::uint32_t n = g_unsampled_threads.load();
+  if (!n) return {};
+  char text[512];
+  const std::uint32_t blocking = g_unsampled_blocking.load();
+  std::snprintf(text, sizeof text,
+                "sampling: %u thread%s ran %.1f s of CPU time without a single sample%s; their time is missing from "
+                "the samples (prof samples through a signal, SIGRTMIN+5, which a thread that blocks all signals, as some "
+                "libraries' worker threads do, never takes); measure their functions with prof-wrap's instrumentation",
+                n, n == 1 ? "" : "s", static_cast<double>(g_unsampled_ns.load()) * 1e-9,
+                blocking == n ? ": they block prof's sampling signal"
+                : blocking   ? (std::string(": ") + std::to_string(blocking) + " of them block prof's sampling signal").c_str()
+                             : "");
+  return text;
 }
 
 void attribute_prof_samples(Location* loc) {

@@ -41,6 +41,11 @@ void thread_start(Location* loc);
 void thread_end(Location* loc);
 /// Stops every source; before the write-out.
 void stop();
+/// At the end, for the threads still running: counts those that ran at least 20 sampling
+/// periods of CPU time without a sample (ended threads are counted at their end).
+void check_unsampled_threads(const std::vector<Location*>& locs);
+/// One warning line about those threads, or "".
+std::string unsampled_warning();
 /// The profile: the samples that landed inside prof itself become hits of an artificial region
 /// "prof (measurement system)" below the root, never the user's code. At finalize.
 void attribute_prof_samples(Location* loc);
