@@ -79,6 +79,22 @@ bool write_file(const std::string& path, const std::vector<char>& data) {
   return ::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
+/// The files of `dir` whose names `keep` accepts, each read whole: (name, bytes).
+template <class Keep>
+std::vector<std::pair<std::string, std::vector<char>>> read_files(const std::string& dir, Keep keep) {
+  std::vector<std::pair<std::string, std::vector<char>>> files;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const struct dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (!keep(name)) continue;
+      std::ifstream f(dir + "/" + name, std::ios::binary);
+      files.emplace_back(name, std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()));
+    }
+    ::closedir(d);
+  }
+  return files;
+}
+
 // flock with a bound: a process that holds the lock and hangs must not stop this one's exit.
 int lock(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -172,16 +188,10 @@ bool save_and_merge(otf2w::TraceWriter& writer, const std::string& dir, std::uin
   }
   // Every part saved so far (ordered below).
   std::vector<Part> parts;
-  if (DIR* d = ::opendir(parts_dir.c_str())) {
-    while (const struct dirent* e = ::readdir(d)) {
-      const std::string name = e->d_name;
-      if (name.rfind("rank", 0) != 0 || name.find('.') != std::string::npos) continue;
-      std::ifstream f(parts_dir + "/" + name, std::ios::binary);
-      std::vector<char> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      Part p;
-      if (decode(b, &p) && p.size == size && p.rank < size) parts.push_back(std::move(p));
-    }
-    ::closedir(d);
+  const auto rank_file = [](const std::string& name) { return name.rfind("rank", 0) == 0 && name.find('.') == std::string::npos; };
+  for (const auto& [name, b] : read_files(parts_dir, rank_file)) {
+    Part p;
+    if (decode(b, &p) && p.size == size && p.rank < size) parts.push_back(std::move(p));
   }
   // In the order of earlier merges, then the new parts by rank: the global ids of what was merged
   // before stay as they were (unification numbers new keys after the known ones), so each
@@ -405,21 +415,16 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
   }
   std::vector<SalvagePart> parts;
   std::uint64_t spilled = 0;
-  if (DIR* d = ::opendir(parts_dir.c_str())) {
-    while (const struct dirent* e = ::readdir(d)) {
-      const std::string name = e->d_name;
-      if (name.rfind("salvage.rank", 0) != 0 || name.find(".tmp") != std::string::npos) continue;
-      std::ifstream f(parts_dir + "/" + name, std::ios::binary);
-      std::vector<char> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      SalvagePart p;
-      if (!decode_salvage(b, &p)) {
-        *error = "'" + parts_dir + "/" + name + "' is damaged; the trace of that process cannot be salvaged";
-        ::closedir(d);
-        return false;
-      }
-      parts.push_back(std::move(p));
+  const auto is_part = [](const std::string& name) {
+    return name.rfind("salvage.rank", 0) == 0 && name.find(".tmp") == std::string::npos;
+  };
+  for (const auto& [name, b] : read_files(parts_dir, is_part)) {
+    SalvagePart p;
+    if (!decode_salvage(b, &p)) {
+      *error = "'" + parts_dir + "/" + name + "' is damaged; the trace of that process cannot be salvaged";
+      return false;
     }
-    ::closedir(d);
+    parts.push_back(std::move(p));
   }
   if (DIR* d = ::opendir(dir.c_str())) {  // raw spill files: events never converted
     while (const struct dirent* e = ::readdir(d))
