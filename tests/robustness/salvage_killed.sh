@@ -10,8 +10,9 @@
 #  2. paced_calls with 2 threads at 32M (two OTF2 buffers: each thread's flushes go to its event
 #     file, none to a raw spill file) killed after 4.5 s: both threads' locations have events.
 #  3. A run that ended (SIGTERM): its experiment has no salvage part left, and prof-salvage says
-#     there is a trace already (one line, status 1). A run killed before its first flush: one line,
-#     status 1, nothing written.
+#     there is a trace already (one line, status 1); a missing directory: one line, status 1.
+#  4. SIGTERM, then SIGKILL during the trace's write-out: profile kept, the flushes' events salvaged.
+#  5. An MPI job of 2 ranks killed by SIGKILL: both ranks in the one salvaged trace.
 source "$ROBUSTNESS_SRC/common.sh"
 build paced "$ROBUSTNESS_SRC/progs/paced_calls.c" -pthread
 ulimit -c 0
@@ -37,7 +38,7 @@ salvaged() {
   local exp=$1
   "$prof_bin/prof-salvage" $exp >salvage_$exp.out 2>salvage_$exp.err || fail "$exp: prof-salvage failed: $(cat salvage_$exp.err)"
   [ ! -s salvage_$exp.err ] || fail "$exp: prof-salvage wrote on stderr: $(cat salvage_$exp.err)"
-  expect_line salvage_$exp.out "^prof-salvage: trace written: $exp/traces.otf2, [0-9]+ events of [0-9]+ of [0-9]+ locations\$"
+  expect_line salvage_$exp.out "^prof-salvage: trace written: $exp/traces.otf2, [0-9]+ events of [0-9]+ of [0-9]+ locations( \\(ranks [0-9,-]+ of [0-9]+\\))?\$"
   expect_line salvage_$exp.out '^prof-salvage: lost: the events after each thread'
   otf2-print $exp/traces.otf2 >print_$exp 2>print_$exp.err || fail "$exp: otf2-print failed: $(head -3 print_$exp.err)"
   [ ! -s print_$exp.err ] || fail "$exp: otf2-print complains: $(head -3 print_$exp.err)"
@@ -103,3 +104,24 @@ salvaged termkill
 enters=$(awk '$1 == "ENTER" && /"leaf"/' print_termkill | wc -l)
 [ "$enters" -gt 10000 ] || fail "termkill: only $enters Enters of leaf salvaged"
 echo "ok: SIGTERM then SIGKILL 1 s later: profile kept, $enters Enters of leaf salvaged from the trace"
+
+# --- 5: an MPI job of 2 ranks killed by SIGKILL: the ranks' parts merged into one trace ---
+if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
+  "$prof_bin/prof-mpicc" -O1 "$ROBUSTNESS_SRC/progs/paced_mpi.c" -o paced_mpi || fail "prof-mpicc cannot build paced_mpi.c"
+  mpirun --oversubscribe -np 2 -x PROF_ENABLE_TRACING=true -x PROF_TOTAL_MEMORY=8M -x PROF_EXPERIMENT_DIRECTORY=mpi \
+    ./paced_mpi >/dev/null 2>err_mpi &
+  pid=$!
+  sleep 4
+  pkill -9 -f "^./paced_mpi" || true  # both ranks at once, as a node's end or the OOM killer would
+  set +e
+  wait $pid
+  set -e
+  pid=
+  [ ! -e mpi/traces.otf2 ] || fail "mpi: the killed job has a trace already?"
+  salvaged mpi
+  expect_line salvage_mpi.out '^prof-salvage: trace written: mpi/traces.otf2, [0-9]+ events of 2 of [0-9]+ locations \(ranks 0-1 of 2\)$'
+  grep -q 'MPI_Allreduce' print_mpi || fail "mpi: no MPI_Allreduce in the salvaged trace"
+  echo "ok: a killed MPI job of 2 ranks: $(head -1 salvage_mpi.out)"
+else
+  echo "mpicc or mpirun missing: the MPI case is not run"
+fi
