@@ -548,8 +548,17 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
   if (cut) lost += "; " + size_text(cut) + " of chunks the kill cut short";
   if (spilled) lost += "; " + size_text(spilled) + " of raw events in prof-spill-* files, which are not converted";
   report->push_back(lost);
-  report->push_back("regions still open at the kill stay open in the trace; there is no profile (it is kept in memory until "
-                    "the end: PROF_FLUSH_SIGNAL writes checkpoints of it during the run)");
+  bool profile = false;  // written before the kill (the write-out's first step), or a checkpoint's
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const struct dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      profile = profile || (name.size() > 6 && name.compare(name.size() - 6, 6, ".cubex") == 0);
+    }
+    ::closedir(d);
+  }
+  report->push_back(profile ? "regions still open at the kill stay open in the trace; the profile was written before the kill"
+                            : "regions still open at the kill stay open in the trace; there is no profile (it is kept in memory "
+                              "until the end: PROF_FLUSH_SIGNAL writes checkpoints of it during the run)");
   if (first.size > parts.size())
     report->push_back("ranks without definitions on disk (no flush, or a node lost): " + std::to_string(first.size - parts.size()) +
                       " of " + std::to_string(first.size));

@@ -57,6 +57,7 @@ PY
 kill_after 3 one ./paced
 salvaged one
 cat salvage_one.out
+expect_line salvage_one.out '^prof-salvage: .*; there is no profile \(it is kept in memory until the end'
 enters=$(awk '$1 == "ENTER" && /"leaf"/' print_one | wc -l)
 [ "$enters" -gt 10000 ] || fail "one: only $enters Enters of leaf in the salvaged trace"
 "$prof_bin/prof-export" one -o one.pftrace >export.out 2>export.err || fail "prof-export of the salvaged trace failed: $(cat export.err)"
@@ -101,6 +102,7 @@ set -e
 check_profile termkill/profile.cubex --expect-region leaf
 [ ! -e termkill/traces.otf2 ] || fail "termkill: a trace was written within the pause?"
 salvaged termkill
+expect_line salvage_termkill.out '^prof-salvage: regions still open at the kill stay open in the trace; the profile was written before the kill$'
 enters=$(awk '$1 == "ENTER" && /"leaf"/' print_termkill | wc -l)
 [ "$enters" -gt 10000 ] || fail "termkill: only $enters Enters of leaf salvaged"
 echo "ok: SIGTERM then SIGKILL 1 s later: profile kept, $enters Enters of leaf salvaged from the trace"
