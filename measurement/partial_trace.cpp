@@ -95,6 +95,32 @@ std::vector<std::pair<std::string, std::vector<char>>> read_files(const std::str
   return files;
 }
 
+/// The global definitions of merged parts (clock resolution and wall time left to the caller,
+/// which knows whose timer they are).
+otf2w::Definitions global_definitions(unify::Result& merged, const char* paradigm) {
+  otf2w::Definitions g;
+  g.clock.offset = merged.start;
+  g.clock.length = merged.end - merged.start;
+  g.machine = "Linux";
+  g.mpp_paradigm = paradigm;
+  g.regions = std::move(merged.regions);
+  g.comms = std::move(merged.comms);
+  g.processes = std::move(merged.processes);
+  g.contexts = std::move(merged.contexts);
+  g.generators = std::move(merged.generators);
+  return g;
+}
+
+/// A part's local definitions with the mapping tables merge_parts gave it.
+otf2w::LocalDefs with_maps(otf2w::LocalDefs l, unify::Result& map) {
+  l.region_map = std::move(map.region_map);
+  l.comm_map = std::move(map.comm_map);
+  l.window_map = std::move(map.window_map);
+  l.context_map = std::move(map.context_map);
+  l.generator_map = std::move(map.generator_map);
+  return l;
+}
+
 // flock with a bound: a process that holds the lock and hangs must not stop this one's exit.
 int lock(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -214,27 +240,12 @@ bool save_and_merge(otf2w::TraceWriter& writer, const std::string& dir, std::uin
   std::vector<unify::Result> maps;
   bool ok = unify::merge_parts(defs, size, &merged, &maps, error);
   if (ok) {
-    otf2w::Definitions g;
+    otf2w::Definitions g = global_definitions(merged, paradigm);
     g.clock.resolution = timer::resolution();
-    g.clock.offset = merged.start;
-    g.clock.length = merged.end - merged.start;
     g.clock.realtime_ns = timer::realtime_ns(merged.start);
-    g.machine = "Linux";
-    g.mpp_paradigm = paradigm;
-    g.regions = std::move(merged.regions);
-    g.comms = std::move(merged.comms);
-    g.processes = std::move(merged.processes);
-    g.contexts = std::move(merged.contexts);
-    g.generators = std::move(merged.generators);
     std::vector<otf2w::LocalDefs> locals;
     for (std::size_t i = 0; i < parts.size(); ++i) {
-      otf2w::LocalDefs l = std::move(parts[i].local);
-      l.region_map = std::move(maps[i].region_map);
-      l.comm_map = std::move(maps[i].comm_map);
-      l.window_map = std::move(maps[i].window_map);
-      l.context_map = std::move(maps[i].context_map);
-      l.generator_map = std::move(maps[i].generator_map);
-      locals.push_back(std::move(l));
+      locals.push_back(with_maps(std::move(parts[i].local), maps[i]));
       ranks->push_back(parts[i].rank);
     }
     std::sort(ranks->begin(), ranks->end());
@@ -457,9 +468,9 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
     *error = "the salvage parts in '" + parts_dir + "': " + *error;
     return false;
   }
-  otf2w::Definitions g;
+  const std::uint64_t start = merged.start, known_end = merged.end;
+  otf2w::Definitions g = global_definitions(merged, first.paradigm.empty() ? nullptr : first.paradigm.c_str());
   g.clock.resolution = first.resolution;
-  g.clock.offset = merged.start;
   // The events of the files end before the files' last change: the trace's length reaches there
   // (the parts' end is their last save).
   std::uint64_t last_ns = 0;
@@ -472,28 +483,15 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
     const double d = (static_cast<double>(ns) - static_cast<double>(first.real0_ns)) * 1e-9 * static_cast<double>(first.resolution);
     return d <= 0 ? first.tick0 : first.tick0 + static_cast<std::uint64_t>(d);
   };
-  const std::uint64_t end = std::max<std::uint64_t>(merged.end, tick_of(last_ns) + first.resolution);  // 1 s to spare
-  g.clock.length = end - merged.start;
-  g.clock.realtime_ns = first.real0_ns + static_cast<std::uint64_t>((static_cast<double>(merged.start) - static_cast<double>(first.tick0)) *
+  const std::uint64_t end = std::max<std::uint64_t>(known_end, tick_of(last_ns) + first.resolution);  // 1 s to spare
+  g.clock.length = end - start;
+  g.clock.realtime_ns = first.real0_ns + static_cast<std::uint64_t>((static_cast<double>(start) - static_cast<double>(first.tick0)) *
                                                                      1e9 / static_cast<double>(first.resolution));
-  g.machine = "Linux";
-  g.mpp_paradigm = first.paradigm.empty() ? nullptr : first.paradigm.c_str();
-  g.regions = std::move(merged.regions);
-  g.comms = std::move(merged.comms);
-  g.processes = std::move(merged.processes);
-  g.contexts = std::move(merged.contexts);
-  g.generators = std::move(merged.generators);
   std::vector<otf2w::LocalDefs> locals;
   std::vector<std::uint64_t> ids;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    otf2w::LocalDefs l = parts[i].part.local;
-    l.region_map = std::move(maps[i].region_map);
-    l.comm_map = std::move(maps[i].comm_map);
-    l.window_map = std::move(maps[i].window_map);
-    l.context_map = std::move(maps[i].context_map);
-    l.generator_map = std::move(maps[i].generator_map);
-    for (std::uint64_t id : l.locations) ids.push_back(id);
-    locals.push_back(std::move(l));
+    locals.push_back(with_maps(parts[i].part.local, maps[i]));
+    for (std::uint64_t id : locals.back().locations) ids.push_back(id);
   }
   // Ranks without a part: one empty placeholder location each, so that communicators can still
   // name all ranks (as a failed job's merge does).
