@@ -21,6 +21,7 @@
 #include "measurement/definitions/comms.hpp"
 #include "measurement/definitions/regions.hpp"
 #include "measurement/timer.hpp"
+#include "otf2-writer/event_chunks.hpp"
 
 namespace prof::partial_trace {
 
@@ -333,32 +334,22 @@ bool decode_salvage(const std::vector<char>& b, SalvagePart* p) {
 
 /// Where the records of the chunk at `at` (`len` bytes) of `fd` end: the offset of its terminator
 /// in the file, and the terminator, OTF2 3.0's END_OF_CHUNK (0), END_OF_BUFFER (1) or END_OF_FILE
-/// (2); -1 when it does not look like a chunk. The records are walked: each is a type byte, then a
-/// timestamp's 8 bytes (type 5), or a length (one byte, or 0xff and 8 bytes) and as many bytes;
-/// the chunk starts with its header (type 3, the endianness byte, two full 8-byte event positions).
+/// (2); -1 when it does not look like a chunk (otf2-writer/event_chunks.hpp has the layout).
 int chunk_end(int fd, off_t at, std::uint64_t len, off_t* end) {
+  namespace chunks = otf2w::chunks;
   if (len < 32) return -1;
   std::vector<unsigned char> c(len);
-  if (::pread(fd, c.data(), len, at) != static_cast<ssize_t>(len) || c[0] != 3 || c[1] != 0x42) return -1;
-  for (std::uint64_t pos = 18; pos + 2 <= len;) {
+  if (::pread(fd, c.data(), len, at) != static_cast<ssize_t>(len) || c[0] != chunks::kHeader || c[1] != chunks::kEndianness)
+    return -1;
+  for (std::uint64_t pos = chunks::kHeaderBytes; pos + 2 <= len;) {
     const unsigned char t = c[pos];
-    if (t <= 2) {
+    if (t <= chunks::kEndOfFile) {
       *end = at + static_cast<off_t>(pos);
       return t;
     }
-    if (t == 3) return -1;
-    if (t == 5) {
-      pos += 9;
-      continue;
-    }
-    std::uint64_t n = c[pos + 1], head = 2;
-    if (n == 0xff) {
-      if (pos + 10 > len) return -1;
-      std::memcpy(&n, &c[pos + 2], 8);
-      head = 10;
-    }
-    if (n > len) return -1;
-    pos += head + n;
+    const std::uint64_t n = chunks::record_bytes(c.data(), pos, len);
+    if (!n) return -1;
+    pos += n;
   }
   return -1;
 }

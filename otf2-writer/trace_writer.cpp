@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cinttypes>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,8 @@
 
 #include "measurement/location.hpp"
 #include "measurement/log.hpp"
+#include "measurement/memory/budget.hpp"
+#include "otf2-writer/event_chunks.hpp"
 #include "measurement/mpp.hpp"
 #include "measurement/record.hpp"
 
@@ -266,6 +270,9 @@ struct TraceWriter::Impl {
 
   bool write_global(const Definitions& defs);
   void write_local(const LocalDefs& l, const ClockInfo& clock);
+  /// After a written trace (finish, collective): its event files in the chunk size that readers
+  /// of all its locations can hold, when the one chosen at open was for fewer locations.
+  void recut_events(const Definitions& defs);
   /// A definitions-only archive in the folder `tmp` (write_merged, write_salvaged): empty event
   /// files for `empty`, the local definitions of `locals`, the global ones. The open archive, if
   /// any, stays as it was.
@@ -1104,7 +1111,10 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
   else if (rc != OTF2_SUCCESS && !m.failed) local_error = std::string("closing the OTF2 archive failed: ") + OTF2_Error_GetDescription(rc);
   const bool ok = !m.failed && local_error.empty();
   const std::uint32_t failed_rank = m.mpp ? first_failed(*m.mpp, ok) : (ok ? kNoRank : 0);
-  if (failed_rank == kNoRank) return true;
+  if (failed_rank == kNoRank) {
+    m.recut_events(defs);
+    return true;
+  }
   // Some process could not write its part: nobody keeps a trace that readers would reject.
   m.remove_archive(defs);
   if (m.failed) *error = "";  // take_failure() has the line
@@ -1113,6 +1123,64 @@ bool TraceWriter::finish(const Definitions& defs, std::string* error) {
     *error = "rank " + std::to_string(failed_rank) + " could not write its trace (see its message); the trace is removed";
   else *error = "";
   return false;
+}
+
+// The chunk size was chosen at open() from the locations known then (budget::otf2_chunk_bytes);
+// threads that came later can make it too big: a reader holds one chunk per location (4 MiB
+// chunks and 2,000 locations: 8 GB). Then every process re-cuts its event files that are longer
+// than the new chunk (shorter ones are one chunk either way) into `<id>.evt.recut`, rank 0 the
+// anchor into `traces.otf2.recut`; only when all have done so are they renamed over the old ones
+// (a kill in between leaves a trace of mixed chunk sizes: its window is those renames). Any
+// failure keeps the old chunks: the trace stays readable, with more memory.
+void TraceWriter::Impl::recut_events(const Definitions& defs) {
+  const std::uint64_t from = stats.otf2_block_bytes;
+  std::uint64_t to = from, locations = 0;
+  if (defs.is_root) {
+    for (const auto& p : defs.processes) locations += p.locations.size();
+    to = std::min(from, budget::otf2_chunk_bytes(locations));
+  }
+  if (mpp && !mpp->bcast(&to, sizeof to, 0)) return;
+  if (to >= from) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto evt = [&](std::uint64_t id) { return dir + "/traces/" + std::to_string(id) + ".evt"; };
+  std::vector<std::uint64_t> cut;
+  chunks::RecutCounts sum;
+  std::string why;
+  bool ok = true;
+  for (std::uint64_t id : defs.local_locations) {
+    struct stat st {};
+    if (::lstat(evt(id).c_str(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) <= to) continue;
+    chunks::RecutCounts c;
+    if (!(ok = chunks::recut_file(evt(id), evt(id) + ".recut", from, to, &c, &why))) break;
+    cut.push_back(id);
+    sum.events += c.events;
+    sum.bytes_in += c.bytes_in;
+    sum.bytes_out += c.bytes_out;
+  }
+  const std::string anchor = dir + "/traces.otf2";
+  if (ok && defs.is_root) ok = chunks::recut_anchor(anchor, anchor + ".recut", from, to, &why);
+  const std::uint32_t failed = mpp ? first_failed(*mpp, ok) : (ok ? kNoRank : 0);
+  if (failed != kNoRank) {
+    for (std::uint64_t id : cut) ::unlink((evt(id) + ".recut").c_str());
+    if (defs.is_root) ::unlink((anchor + ".recut").c_str());
+    if (!ok)
+      log::warning("the trace keeps its OTF2 event chunks of %" PRIu64 " KiB: they could not be re-cut to %" PRIu64
+                   " KiB (%s); a reader of it needs up to %" PRIu64 " MiB for them", from >> 10, to >> 10, why.c_str(),
+                   (std::max<std::uint64_t>(locations, defs.local_locations.size()) * from) >> 20);
+    return;
+  }
+  for (std::uint64_t id : cut) ::rename((evt(id) + ".recut").c_str(), evt(id).c_str());
+  if (mpp) mpp->barrier();
+  if (defs.is_root) {
+    ::rename((anchor + ".recut").c_str(), anchor.c_str());
+    log::info(1, "trace: OTF2 event chunks re-cut from %" PRIu64 " KiB to %" PRIu64 " KiB for %" PRIu64
+                 " locations (a reader holds one per location: %" PRIu64 " MiB); %zu event files here rewritten, %.1f MiB, "
+                 "%" PRIu64 " events, in %.0f ms",
+              from >> 10, to >> 10, locations, (locations * to) >> 20, cut.size(),
+              static_cast<double>(sum.bytes_out) / (1 << 20), sum.events,
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  stats.otf2_block_bytes = to;
 }
 
 namespace {

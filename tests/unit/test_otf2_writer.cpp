@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -24,6 +25,7 @@
 #include "measurement/buffer.hpp"
 #include "measurement/memory/pool.hpp"
 #include "measurement/record.hpp"
+#include "otf2-writer/event_chunks.hpp"
 #include "otf2-writer/trace_writer.hpp"
 
 #ifndef PROF_SHARED_TOOLS
@@ -885,4 +887,84 @@ TEST_CASE("otf2 writer: a merge after a failed rank is readable whenever its wri
   CHECK_FALSE(fs::exists(dir.path + "/traces/" + std::to_string(otf2w::placeholder_location(0)) + ".evt"));
   check_with_otf2_check(dir, "");
   fs::remove_all(snapshots);
+}
+
+TEST_CASE("otf2 event chunks re-cut to a smaller size read as the same events", "[otf2]") {
+  namespace chunks = prof::otf2w::chunks;
+  constexpr std::uint64_t kFrom = 1u << 20, kTo = 256u << 10;
+  TempDir dir;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(2 * kFrom, kFrom));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error, nullptr, kFrom));
+  // Several 1 MiB chunks of events with attribute lists (the correlation id), runs of equal
+  // timestamps (one timestamp record for several events) and a long record (ProgramBegin's
+  // many arguments): each must stay with its timestamp and its attributes in the new chunks.
+  std::vector<std::string> args(300, "an-argument");
+  w.set_program("./a.out", args);
+  Records r;
+  Timestamp t = kT0;
+  r.add(t, RecordType::ProgramBegin);
+  r.enter(++t, kMain);
+  for (std::uint32_t i = 0; i < 80000; ++i) {
+    r.add(++t, RecordType::CorrelationId, 100 + i);
+    r.enter(t, kFoo);
+    r.enter(t, kWorker);
+    r.leave(t + 1, kWorker);
+    r.leave(++t, kFoo);
+    if (r.count > 20000) {
+      REQUIRE(w.write_events(kLoc0, r.buf, false));
+      r.clear();
+    }
+  }
+  r.leave(++t, kMain);
+  r.add(++t, RecordType::ProgramEnd, 0, true, 0);
+  REQUIRE(w.write_events(kLoc0, r.buf, true));
+  otf2w::Definitions d = definitions(w, kT0, t, 1);  // a CUDA region: the correlation attribute is defined
+  d.regions.push_back(region("cudaLaunchKernel", "", -1, prof::regions::Paradigm::Cuda, prof::regions::Role::Wrapper));
+  REQUIRE(w.finish(d, &error));
+  const std::string evt = dir.path + "/traces/0.evt";
+  const std::uint64_t before = fs::file_size(evt);
+  REQUIRE(before > 2 * kFrom);  // several chunks to re-cut
+
+  const RunResult original = run("otf2-print '" + dir.archive() + "'", dir.path);
+  REQUIRE(original.rc == 0);
+  REQUIRE(original.err == "");
+  chunks::RecutCounts counts;
+  REQUIRE(chunks::recut_file(evt, evt + ".recut", kFrom, kTo, &counts, &error));
+  INFO(error);
+  CHECK(counts.events == w.event_count(kLoc0));
+  CHECK(counts.bytes_in == before);
+  REQUIRE(chunks::recut_anchor(dir.archive(), dir.archive() + ".recut", kFrom, kTo, &error));
+  // A second target is never overwritten, and a wrong old size is refused.
+  CHECK_FALSE(chunks::recut_file(evt, evt + ".recut", kFrom, kTo, &counts, &error));
+  CHECK_FALSE(chunks::recut_anchor(dir.archive(), dir.path + "/other.otf2", kTo, kTo, &error));
+  CHECK(error.find("layout") != std::string::npos);
+  fs::rename(evt + ".recut", evt);
+  fs::rename(dir.archive() + ".recut", dir.archive());
+
+  const RunResult recut = run("otf2-print -A '" + dir.archive() + "'", dir.path);
+  REQUIRE(recut.rc == 0);
+  CHECK(recut.err == "");
+  CHECK(recut.out.find("Chunk size events              262144") != std::string::npos);
+  const RunResult events = run("otf2-print '" + dir.archive() + "'", dir.path);
+  CHECK(events.out == original.out);  // every event, its time and attributes, in order
+  CHECK(count_events(events.out)["ENTER"] == 160001);
+  // The chunks: whole 256 KiB ones, each header's event positions continuing the last.
+  std::ifstream in(evt, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(bytes.size() > 4 * kTo);
+  std::uint64_t next = 1, first = 0, last = 0;
+  for (std::size_t at = 0; at < bytes.size(); at += kTo) {
+    REQUIRE(bytes[at] == chunks::kHeader);
+    std::memcpy(&first, &bytes[at + 2], 8);
+    std::memcpy(&last, &bytes[at + 10], 8);
+    CHECK(first == next);
+    CHECK(last >= first);
+    CHECK(bytes[at + chunks::kHeaderBytes] == chunks::kTimestamp);
+    next = last + 1;
+  }
+  CHECK(last == w.event_count(kLoc0));
+  check_with_otf2_check(dir, "--expect-locations 1 --expect-region foo");
 }

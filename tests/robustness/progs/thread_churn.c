@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Thread churn: THREADS threads started in groups of WIDTH (a group runs at once, then is joined),
- * each calling leaf() CALLS times.  thread_churn THREADS WIDTH CALLS
- * Prints the threads started and leaf() calls made. */
+ * each calling leaf() CALLS times, after MAIN_CALLS calls of leaf() in main (default 0).
+ * thread_churn THREADS WIDTH CALLS [MAIN_CALLS]
+ * Prints the threads started and leaf() calls made by them. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,12 @@ static void* worker(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: thread_churn THREADS WIDTH CALLS\n");
+  if (argc != 4 && argc != 5) {
+    fprintf(stderr, "usage: thread_churn THREADS WIDTH CALLS [MAIN_CALLS]\n");
     return 2;
   }
+  const long main_calls = argc == 5 ? atol(argv[4]) : 0;
+  for (long i = 0; i < main_calls; ++i) leaf(i);
   const long threads = atol(argv[1]), width = atol(argv[2]);
   calls_per_thread = atol(argv[3]);
   pthread_t t[1024];
