@@ -176,6 +176,14 @@ void read_cmdline(State& s) {
     first = false;
     pos = end + 1;
   }
+  // A Python script under prof (python3 -m prof, prof-run python3): the interpreter runs
+  // `-m prof --measured [options] -- script ...`; the program is what the user ran, without prof's part.
+  for (std::size_t i = 0; i + 2 < s.args.size(); ++i)
+    if (s.args[i] == "-m" && s.args[i + 1] == "prof" && s.args[i + 2] == "--measured") {
+      auto dashes = std::find(s.args.begin() + static_cast<std::ptrdiff_t>(i) + 3, s.args.end(), std::string("--"));
+      if (dashes != s.args.end()) s.args.erase(s.args.begin() + static_cast<std::ptrdiff_t>(i), dashes + 1);
+      break;
+    }
 }
 
 // Checks made at init so that a bad directory is reported before the program's work, and

@@ -774,7 +774,7 @@ std::string make_text(const Report& rep, const TraceScan* trace, const Options& 
   t << "prof-report: " << rep.experiment << "\n";
   if (trace && !trace->program().empty()) {
     t << "program: " << trace->program();
-    for (std::size_t i = 1; i < trace->args().size(); ++i) t << " " << trace->args()[i];
+    for (const std::string& a : trace->args()) t << " " << a;  // ProgramBegin's arguments: argv[1] on
     t << "\n";
   }
   t << "processes " << rep.processes << ", threads " << rep.threads << ", GPU streams " << rep.streams;
@@ -791,17 +791,18 @@ std::string make_text(const Report& rep, const TraceScan* trace, const Options& 
   for (const std::string& w : rep.warnings) t << w << "\n";
   if (!rep.have_profile) return t.str() + "(no profile.cubex: run with PROF_ENABLE_PROFILING=true for the tables)\n";
   char line[512];
-  t << "\nTop regions by exclusive time (min/mean/max over the locations that ran them):\n";
-  std::snprintf(line, sizeof line, "%7s %-11s %8s %12s %12s %12s %12s %12s %12s  %s\n", "group", "paradigm", "time%", "exclusive",
-                "inclusive", "visits", "per visit", "min", "max", "region");
+  t << "\nTop regions by exclusive time (min/mean/max: exclusive time per location, over the locations that ran them):\n";
+  std::snprintf(line, sizeof line, "%7s %-11s %8s %12s %12s %12s %12s %12s %12s %12s  %s\n", "group", "paradigm", "time%",
+                "exclusive", "inclusive", "visits", "per visit", "min", "mean", "max", "region");
   t << line;
   unsigned n = 0;
   for (const RegionRow& r : rep.rows) {
     if (n++ >= o.top) break;
-    std::snprintf(line, sizeof line, "%7s %-11s %7.1f%% %12s %12s %12.0f %12s %12s %12s  %s\n", group_name(r.group),
-                  p.regions[r.region].paradigm.c_str(), rep.total_time > 0 ? 100 * r.excl / rep.total_time : 0, seconds_text(r.excl).c_str(), seconds_text(r.incl).c_str(),
-                  r.visits, seconds_text(r.visits > 0 ? r.excl / r.visits : 0).c_str(), seconds_text(r.min).c_str(),
-                  seconds_text(r.max).c_str(), p.regions[r.region].name.c_str());
+    std::snprintf(line, sizeof line, "%7s %-11s %7.1f%% %12s %12s %12.0f %12s %12s %12s %12s  %s\n", group_name(r.group),
+                  p.regions[r.region].paradigm.c_str(), rep.total_time > 0 ? 100 * r.excl / rep.total_time : 0,
+                  seconds_text(r.excl).c_str(), seconds_text(r.incl).c_str(), r.visits,
+                  seconds_text(r.visits > 0 ? r.excl / r.visits : 0).c_str(), seconds_text(r.min).c_str(),
+                  seconds_text(r.mean).c_str(), seconds_text(r.max).c_str(), p.regions[r.region].name.c_str());
     t << line;
   }
   if (rep.gpu_time > 0) {

@@ -51,6 +51,9 @@ otf2-print -G exp_calls/traces.otf2 >calls.defs
 grep -q 'REGION .*Name: "__main__:fib".*File: ".*calls.py".*Begin: 21,' calls.defs ||
   fail "__main__:fib's region does not carry calls.py and its first line: $(grep '__main__:fib' calls.defs | head -2)"
 [ "$(grep -c 'importlib._bootstrap' exp_calls.print)" -eq 0 ] || fail "the import machinery is in the trace"
+# The program as the user ran it, not prof's re-run of the interpreter (-m prof --measured --c-calls --).
+grep -Eq '^PROGRAM_BEGIN .*Name: "python3[.0-9]*" <[0-9]+>, 1 Arguments?: ".*/calls\.py" <[0-9]+>$' exp_calls.print ||
+  fail "ProgramBegin is not the user's command line: $(grep '^PROGRAM_BEGIN' exp_calls.print)"
 # prof.region's regions nest in the caller's frame: no exit of a frame while its region is open.
 ! grep -q 'exits were never reported\|had no matching entry' err_calls || fail "the nesting broke: $(grep 'exits' err_calls)"
 [ "$(grep -c '"prof:region.__enter__"\|"prof._prof:' exp_calls.print)" -eq 0 ] || fail "prof's own API functions are regions"

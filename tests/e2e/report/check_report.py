@@ -62,6 +62,13 @@ def main():
     top = max(score["regions"], key=lambda r: r["time"])
     if rows and (rows[0]["data-name"], rows[0]["data-group"]) != (top["name"], top["type"]):
         fail("the first region row is %s, prof-score's top region %s" % (rows[0]["data-name"], top["name"]))
+    if "--program" in opts:  # the run table's command line: the program and all its arguments
+        want = opts[opts.index("--program") + 1]
+        m = re.search(r"<tr><td>program</td><td>(.*?)</td></tr>", dom)
+        if not m or m.group(1) != want:
+            fail("the run table's program is %r, expected %r" % (m.group(1) if m else None, want))
+    if "--no-cuda" in opts and "<td>PROF_CUDA_ENABLE</td>" in dom:
+        fail("the run table shows PROF_CUDA_ENABLE for a run without GPU streams")
     nodes = re.findall(r'<div class="node"[^>]*>', dom)
     if not nodes:
         fail("no box in the call-path icicle")

@@ -35,11 +35,14 @@ open_report() {
 
 echo "== threads: the jacobi example"
 "$wrap" gcc -O2 -pthread "$src/../examples/jacobi.c" -o jacobi.x
-PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=threads ./jacobi.x >/dev/null
-SCREENSHOT=1 open_report threads
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=threads ./jacobi.x one two three >/dev/null
+SCREENSHOT=1 open_report threads --program "jacobi.x one two three" --no-cuda
 "$report" --text threads | tee threads.txt
 grep -q '^Top regions by exclusive time' threads.txt && grep -Eq ' barrier$| relax_row$| sweep$' threads.txt ||
   { echo "FAIL: --text lacks the region table"; exit 1; }
+# The command line with its first argument (issue 31: "hello two three"), and the mean it promises.
+grep -qx 'program: jacobi.x one two three' threads.txt || { echo "FAIL: --text's program line: $(grep '^program' threads.txt)"; exit 1; }
+grep -Eq '^ +group +paradigm .* min +mean +max +region$' threads.txt || { echo "FAIL: --text's table has no mean column"; exit 1; }
 "$report" --json threads | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["format"] == "prof-report" and d["timeline"]["rows"], d.keys()'
 "$report" --no-trace --json threads | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["timeline"] is None and d["regions"]'
 
