@@ -354,7 +354,7 @@ bool build_profile(Report& rep, std::string* err) {
       row.visits += v + f;
       row.excl += excl[i];
       if (!under_same[c]) row.incl += incl[i];
-      if (v > 0) {
+      if (v > 0 || (v == 0 && f == 0 && excl[i] > 0)) {  // entered, or a sampled frame's time (never entered)
         if (per_loc[k].empty()) per_loc[k].assign(nl, -1.0);
         per_loc[k][l] = std::max(per_loc[k][l], 0.0) + excl[i];
       }
@@ -589,6 +589,18 @@ std::string json_list(const std::vector<double>& v) {
 const char* group_name(Group g) { return kGroupName[static_cast<int>(g)]; }
 
 // ---- JSON
+// What a row's region stands for where its name does not say it: the program's root region holds
+// the time in no measured function (not prof's overhead). "" for other rows.
+std::string region_note(const Report& rep, const RegionRow& r) {
+  if (r.gpu) return "";
+  bool root = false;
+  for (const auto& c : rep.profile.cnodes) root = root || (c.parent < 0 && c.region == r.region);
+  if (!root) return "";
+  const auto samples = rep.run_counts.find("samples");
+  return std::string("in no measured function: start-up and exit") +
+         (samples != rep.run_counts.end() && samples->second > 0 ? ", time no sample saw" : "");
+}
+
 std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Definitions* defs, const Options& o) {
   const cube4::ReadProfile& p = rep.profile;
   std::string j = "{\n\"format\": \"prof-report\", \"version\": 1,\n\"experiment\": " + json_string(rep.experiment);
@@ -633,7 +645,10 @@ std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Def
          ", \"exclusive_s\": " + json_number(r.excl) + ", \"inclusive_s\": " + json_number(r.incl) +
          ", \"per_visit_us\": " + json_number(r.visits > 0 ? r.excl / r.visits * 1e6 : 0) +
          ", \"locations\": " + std::to_string(r.locations) + ", \"min_s\": " + json_number(r.min) +
-         ", \"mean_s\": " + json_number(r.mean) + ", \"max_s\": " + json_number(r.max) + "}";
+         ", \"mean_s\": " + json_number(r.mean) + ", \"max_s\": " + json_number(r.max);
+    const std::string note = region_note(rep, r);
+    if (!note.empty()) j += ", \"note\": " + json_string(note);
+    j += "}";
   }
   j += "],\n\"groups\": [";
   std::map<std::string, std::pair<double, double>> groups;
@@ -798,12 +813,13 @@ std::string make_text(const Report& rep, const TraceScan* trace, const Options& 
   unsigned n = 0;
   for (const RegionRow& r : rep.rows) {
     if (n++ >= o.top) break;
-    std::snprintf(line, sizeof line, "%7s %-11s %7.1f%% %12s %12s %12.0f %12s %12s %12s %12s  %s\n", group_name(r.group),
+    std::snprintf(line, sizeof line, "%7s %-11s %7.1f%% %12s %12s %12.0f %12s %12s %12s %12s  %s", group_name(r.group),
                   p.regions[r.region].paradigm.c_str(), rep.total_time > 0 ? 100 * r.excl / rep.total_time : 0,
                   seconds_text(r.excl).c_str(), seconds_text(r.incl).c_str(), r.visits,
                   seconds_text(r.visits > 0 ? r.excl / r.visits : 0).c_str(), seconds_text(r.min).c_str(),
                   seconds_text(r.mean).c_str(), seconds_text(r.max).c_str(), p.regions[r.region].name.c_str());
-    t << line;
+    const std::string note = region_note(rep, r);
+    t << line << (note.empty() ? "" : "  (" + note + ")") << "\n";
   }
   if (rep.gpu_time > 0) {
     t << "\nGPU activities:\n";

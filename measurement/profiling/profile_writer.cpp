@@ -230,21 +230,32 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
   p.max_time.assign(n * nl, 0.0);
   const double seconds_per_tick = 1.0 / static_cast<double>(timer::resolution());
   // A call path a location never entered itself (an OpenMP team thread's copy of the encountering
-  // thread's path, a GPU stream's host path) spent the time of what ran below it.
+  // thread's path, a GPU stream's host path) spent the time of what ran below it. A sampled frame
+  // (a call path only samples found, never entered) spent the time its samples stand for (hits x
+  // period of time-based sources, as the sampled_time metric): measured nowhere else, that time is
+  // taken from its instrumented caller's exclusive time, so that a sampling-only profile shows its
+  // hot functions by time and not all of it in the program's root.
   std::unordered_map<const ProfileNode*, std::uint64_t> below;
   const auto incl_of = [&](const ProfileNode* n) {
     auto it = below.find(n);
     return it != below.end() ? it->second : n->incl_ticks;
   };
+  const double ticks_per_ns = static_cast<double>(timer::resolution()) / 1e9;
+  const std::unordered_map<const ProfileNode*, std::uint64_t>* sampled = nullptr;
   const auto fill_below = [&](const auto& self, const ProfileNode* n) -> std::uint64_t {
     std::uint64_t children = 0;
     for (const ProfileNode* c = n->first_child; c; c = c->next_sibling) children += self(self, c);
+    if (n->visits == 0 && n->incl_ticks == 0 && n->parent && sampled) {
+      auto it = sampled->find(n);
+      if (it != sampled->end()) children += static_cast<std::uint64_t>(static_cast<double>(it->second) * ticks_per_ns);
+    }
     if (n->visits != 0 || !n->parent || n->incl_ticks >= children) return n->incl_ticks;
     below[n] = children;
     return children;
   };
   for (std::size_t li = 0; li < nl; ++li) {
     const Location* l = locs[li];
+    sampled = l->sampled_ns;
     fill_below(fill_below, &l->root_node);
     std::vector<const ProfileNode*> todo{&l->root_node};
     while (!todo.empty()) {

@@ -72,6 +72,26 @@ assert d["run"]["samples"] > 0, d["run"]
 print("sampled: metrics %s, %d samples" % (", ".join(names), d["run"]["samples"]))
 PY
 
+echo "== sampling only (prof-run's default on a program not rebuilt): the hot functions by time"
+gcc -O1 -g "$src/e2e/sampling/hot.c" -o hotplain.x
+PROF_EXPERIMENT_DIRECTORY=sonly "$(dirname "$wrap")/prof-run" ./hotplain.x 0.3 >/dev/null
+open_report sonly
+"$report" --text sonly >sonly.txt
+/usr/bin/python3 - sonly/report.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+usr = [r for r in d["regions"] if r["group"] == "USR"]
+top = usr[0]
+# 0.3 s of CPU in hot(): at 1 kHz about 300 samples, each 1 ms of sampled time.
+assert top["name"] == "hot" and top["paradigm"] == "sampling", usr[:3]
+assert 0.15 < top["exclusive_s"] < 0.6 and top["locations"] == 1 and top["mean_s"] == top["exclusive_s"], top
+root = d["regions"][0] if d["regions"][0]["group"] == "PROF" else next(r for r in d["regions"] if r["group"] == "PROF")
+assert "no measured function" in root.get("note", ""), root
+print("sampling only: hot %.3f s, root note: %s" % (top["exclusive_s"], root["note"]))
+PY
+grep -Eq ' hot$' sonly.txt && grep -q '(in no measured function: start-up and exit, time no sample saw)$' sonly.txt ||
+  { echo "FAIL: --text of a sampling-only run: $(sed -n 6,9p sonly.txt)"; exit 1; }
+
 echo "== MPI, 4 ranks"
 "$wrap" mpicc -O2 -I"$src/e2e/mpi" "$src/e2e/mpi/ring.c" -o ring.x
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=ring mpirun -np 4 ./ring.x >/dev/null
