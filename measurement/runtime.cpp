@@ -1110,12 +1110,29 @@ bool creates_ignored_threads(const void* caller) {
 
 void resolve_profile_samples_locked(Location* loc);
 
+/// A blocking MPI collective `loc` is still in (Location::open_coll: its rank was stopped inside
+/// it, e.g. waiting in MPI_Barrier for a rank that failed) ends unfinished at `at`: the frames
+/// opened inside its MPI function close, then its MpiCollectiveEnd (the operation and
+/// communicator of its Begin, no root, 0 bytes) comes before that function's Leave, so the trace
+/// pairs every Begin with an End. Returns the frames closed.
+std::uint32_t close_collective(Location* loc, Timestamp at) {
+  std::uint32_t n = 0;
+  for (; loc->depth > loc->open_coll; ++n) detail::pop(loc, at);
+  constexpr std::uint64_t kNoRoot = 0xffffffffu;  // OTF2_UNDEFINED_UINT32
+  const Payload p[2] = {{kNoRoot, 0}, {0, 0}};
+  if (event(loc, at, RecordType::MpiCollectiveEnd, loc->open_coll_comm, loc->open_coll_op, p, 2)) ++loc->unfinished_collectives;
+  loc->open_coll = 0;
+  loc->closed_at_end += n;
+  return n;
+}
+
 /// Closes `loc`'s open frames at the end of its thread or of measurement (`now`), or at
-/// Location::close_at where an adapter set it (with its ThreadTeamEnd); returns how many.
+/// Location::close_at where an adapter set it (with its ThreadTeamEnd); returns how many. A
+/// collective still open ends first (close_collective).
 std::uint32_t close_frames(Location* loc, Timestamp now) {
   Timestamp at = now;
   if (loc->close_at != 0 && loc->close_at < now) at = std::max(loc->close_at, loc->tracing ? loc->trace.last_time() : 0);
-  const std::uint32_t n = close_all_frames(loc, at);
+  const std::uint32_t n = (loc->open_coll != 0 ? close_collective(loc, at) : 0) + close_all_frames(loc, at);
   if (loc->close_at != 0 && loc->close_team != 0 && loc->tracing) event(loc, at, RecordType::ThreadTeamEnd, loc->close_team - 1, 0);
   // Used once: a thread that takes this location later (PROF_PTHREAD_REUSE_AFTER) starts clean.
   loc->close_at = 0;
@@ -1418,6 +1435,7 @@ std::vector<Location*> stop_recording(State& s, const Location* self) {
 /// What the locations counted during the run, summed for the end-of-run lines.
 struct RunCounts {
   std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0, replayed = 0;
+  std::uint64_t unfinished_collectives = 0;  // MPI collectives a stop ended (close_collective)
   RegionId first_repair_by = ~0u, first_repaired = ~0u, first_unmatched = ~0u;  // see Location
   std::uint64_t samples = 0, samples_in_prof = 0, samples_dropped = 0, sample_ticks = 0;
 };
@@ -1449,6 +1467,7 @@ RunCounts close_locations(const std::vector<Location*>& locs, std::int64_t exit_
     c.lost += loc->lost_events;
     c.reentries += loc->dropped_reentries;
     c.replayed += loc->replayed_events;
+    c.unfinished_collectives += loc->unfinished_collectives;
   }
   return c;
 }
@@ -1790,6 +1809,10 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
   if (const filter::Filter* f = regions::filter())  // rules that matched nothing (issue 30)
     if (const std::string w = filter::unmatched_warning(*f, v.filtering_file, prof_instrument_filters); !w.empty())
       log::warning("%s", w.c_str());
+  if (c.unfinished_collectives)
+    log::warning("%" PRIu64 " MPI collective%s never finished (the run ended while this rank waited in it, e.g. for a rank that "
+                 "failed); the trace closes %s with an MpiCollectiveEnd of 0 bytes at the end",
+                 c.unfinished_collectives, c.unfinished_collectives == 1 ? "" : "s", c.unfinished_collectives == 1 ? "it" : "them");
   if (c.closed) log::info(1, "%" PRIu64 " frames were still open at the end and were closed", c.closed);
   log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", c.repairs, c.unmatched, c.closed);
 }
