@@ -255,17 +255,15 @@ bool ready_locked(State& s) {
   }
   const std::string io = experiment_dir::io_path(s.claim);
   if (s.rank == 0) {
-    std::string cfg = io + "/prof.cfg";
-    if (FILE* f = std::fopen(cfg.c_str(), "w")) {
-      std::string text = config::cfg_file_text();
-      std::fwrite(text.data(), 1, text.size(), f);
-      std::fclose(f);
-    }
+    // Created afresh through the claim's descriptor, never through a link (experiment_dir::write_file).
+    std::string err = experiment_dir::write_file(s.claim, "prof.cfg", config::cfg_file_text());
+    if (!err.empty()) log::error("%s; the experiment does not record its configuration", err.c_str());
     if (!v.filtering_file.empty()) {
       // The filter that shaped this experiment travels with it.
       std::ifstream in(v.filtering_file, std::ios::binary);
-      std::ofstream out(io + "/prof.filter", std::ios::binary);
-      out << in.rdbuf();
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      err = experiment_dir::write_file(s.claim, "prof.filter", text);
+      if (!err.empty()) log::error("%s; the experiment does not keep a copy of its filter", err.c_str());
     }
   }
   if (v.enable_tracing) {
@@ -331,8 +329,23 @@ const std::string& spill_path(State& s, Location* loc) {
 }
 
 bool spill_locked(State& s, Location* loc) {
-  int fd = ::open(spill_path(s, loc).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
+  // A new spill file is created (O_EXCL), never a name that exists (TMPDIR is everyone's); later
+  // flushes append to the one made. Never through a link.
+  const bool fresh = loc->spill_file.empty();
+  const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | (fresh ? O_CREAT | O_EXCL : 0);
+  int fd = ::open(spill_path(s, loc).c_str(), flags, 0600);
+  if (fd < 0) {
+    const int e = errno;
+    static bool said = false;  // state mutex held
+    if (!said) {
+      said = true;
+      log::error("%s; flushes write to the trace instead where they can, else events are lost (the end of the run "
+                 "counts them)",
+                 experiment_dir::file_error(s.claim, experiment_dir::readable(s.claim, loc->spill_file), e, false).c_str());
+    }
+    if (fresh) loc->spill_file.clear();
+    return false;
+  }
   bool ok = true;
   // Records lie back to back within a chunk: one write per run of them.
   const char* run = nullptr;
@@ -1492,14 +1505,13 @@ bool meet_other_processes(State& s) {
   log::error("%s; this rank writes its own data, unmerged, and marks the experiment incomplete", why.c_str());
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.is_ready) {
-    const std::string marker = experiment_dir::io_path(s.claim) + "/incomplete.rank" + std::to_string(s.rank);
-    if (FILE* f = std::fopen(marker.c_str(), "w")) {
-      std::fprintf(f, "This experiment is incomplete: %s.\nRank %u wrote its own profile (%s.rank%u.cubex)%s.\n", why.c_str(),
-                   s.rank, config::g_values.profiling_base_name.c_str(), s.rank,
-                   config::g_values.enable_tracing ? " and merged its trace into traces.otf2 with the ranks that got as far "
-                                                     "(their definitions: prof-parts/)" : "");
-      std::fclose(f);
-    }
+    char text[2048];
+    std::snprintf(text, sizeof text, "This experiment is incomplete: %s.\nRank %u wrote its own profile (%s.rank%u.cubex)%s.\n",
+                  why.c_str(), s.rank, config::g_values.profiling_base_name.c_str(), s.rank,
+                  config::g_values.enable_tracing ? " and merged its trace into traces.otf2 with the ranks that got as far "
+                                                    "(their definitions: prof-parts/)" : "");
+    const std::string err = experiment_dir::write_file(s.claim, "incomplete.rank" + std::to_string(s.rank), text);
+    if (!err.empty()) log::error("%s", err.c_str());
   }
   return false;
 }
@@ -1646,15 +1658,10 @@ void write_throttle_filter(State& s, const cube4::Profile& profile) {
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (!ready_locked(s)) return;
-    path = experiment_dir::io_path(s.claim) + "/prof.throttle.filter";
-    const std::string text = filter::throttle_filter_text(throttled);
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) err = path + ": " + std::strerror(errno);
+    err = experiment_dir::write_file(s.claim, "prof.throttle.filter", filter::throttle_filter_text(throttled));
     path = s.directory + "/prof.throttle.filter";
   }
-  if (!err.empty()) log::error("%s; the list of throttled functions is not written (the profile names them)", experiment_dir::readable(s.claim, err).c_str());
+  if (!err.empty()) log::error("%s; the list of throttled functions is not written (the profile names them)", err.c_str());
   if (g_checkpoint_child || !err.empty()) return;
   const config::Values& v = config::g_values;
   log::info(0, "%zu function%s throttled (visits of < %" PRIu64 " ns each: PROF_THROTTLE; later calls are in their callers' time); "
@@ -1821,11 +1828,9 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
 /// what went wrong (flushes, lost events, repairs, its first warnings). One write(2) with
 /// O_APPEND per process, so the ranks of a job share the file.
 void write_run_file(State& s, const std::vector<Location*>& locs, const RunCounts& c, int exit_status) {
-  std::string dir;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (!s.is_ready) return;
-    dir = experiment_dir::io_path(s.claim);
   }
   char head[512];
   std::snprintf(head, sizeof head,
@@ -1837,9 +1842,12 @@ void write_run_file(State& s, const std::vector<Location*>& locs, const RunCount
   std::string text = head;
   for (unsigned i = 0; i < log::kept_count(); ++i)
     if (const char* line = log::kept_line(i)) text += "rank=" + std::to_string(s.rank) + " message=" + line + "\n";
-  const std::string path = dir + "/prof.run";
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return;  // the data files are written; this summary is a convenience
+  // Shared by the ranks: appended to, created by the first, never through a link.
+  const int fd = experiment_dir::open_append(s.claim, "prof.run", 0644);
+  if (fd < 0) {  // the data files are written; this summary is a convenience
+    log::error("%s; the run's summary for prof-report is not written", experiment_dir::file_error(s.claim, "prof.run", errno).c_str());
+    return;
+  }
   const ssize_t w = ::write(fd, text.data(), text.size());
   (void)w;
   ::close(fd);
