@@ -57,7 +57,17 @@ void leave_now(RegionId region) {
 }
 
 bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
-  return prof::event(loc, t, type, ref, aux, p, n);
+  const bool written = prof::event(loc, t, type, ref, aux, p, n);
+  // The blocking collective this location is in (Location::open_coll), for its End when the run
+  // ends before the collective does.
+  if (type == RecordType::MpiCollectiveBegin && written) {
+    loc->open_coll = loc->depth;
+    loc->open_coll_comm = ref;
+    loc->open_coll_op = aux;
+  } else if (type == RecordType::MpiCollectiveEnd) {
+    loc->open_coll = 0;
+  }
+  return written;
 }
 
 void add_bytes(Location* loc, std::uint64_t sent, std::uint64_t received) {

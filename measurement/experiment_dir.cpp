@@ -694,6 +694,74 @@ std::string readable(const Claim& claim, std::string text) {
   return text;
 }
 
+namespace {
+/// Where `file` of the claim is opened: the claim's descriptor while it is still the claimed
+/// directory (the program may close it and the number be reused), with `file` in *rel; else the
+/// working directory, with the directory's name before `file`.
+int base_of(const Claim& claim, const std::string& file, std::string* rel) {
+  struct stat st;
+  if (claim.dir_fd >= 0 && ::fstat(claim.dir_fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == claim.dev &&
+      st.st_ino == claim.ino) {
+    *rel = file;
+    return claim.dir_fd;
+  }
+  *rel = claim.name + "/" + file;
+  return AT_FDCWD;
+}
+}  // namespace
+
+std::string file_error(const Claim& claim, const std::string& file, int err, bool in_claim) {
+  const std::string path = config::quoted(in_claim ? claim.name + "/" + file : file);
+  if (err == EEXIST || err == ELOOP)
+    return "cannot create " + path + ": " + (err == ELOOP ? "a symbolic link" : "another file") +
+           " is in its place, and prof neither follows links nor writes into files it did not make: remove it (and check "
+           "who else writes into the directory)";
+  return "cannot create " + path + " (" + std::strerror(err) + ")";
+}
+
+std::string write_file(const Claim& claim, const std::string& file, const std::string& data) {
+  std::string rel;
+  const int base = base_of(claim, file, &rel);
+  const std::string suffix = ".tmp." + std::to_string(::getpid());
+  const std::string tmp = rel + suffix;
+  const int fd = ::openat(base, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return file_error(claim, file + suffix, errno);
+  int err = 0;
+  for (std::size_t done = 0; !err && done < data.size();) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n > 0) done += static_cast<std::size_t>(n);
+    else if (n < 0 && errno != EINTR) err = errno;
+    else if (n == 0) err = ENOSPC;
+  }
+  if (::close(fd) != 0 && !err) err = errno;
+  if (!err && ::renameat(base, tmp.c_str(), base, rel.c_str()) != 0) err = errno;
+  if (!err) return {};
+  ::unlinkat(base, tmp.c_str(), 0);
+  return "cannot write " + config::quoted(claim.name + "/" + file) + " (" + std::strerror(err) + ")";
+}
+
+int open_append(const Claim& claim, const std::string& file, mode_t mode) {
+  std::string rel;
+  const int base = base_of(claim, file, &rel);
+  // O_NONBLOCK: a FIFO in its place must not block the open (it is refused below).
+  constexpr int kAppend = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+  int fd = -1;
+  for (int i = 0; i < 2 && fd < 0; ++i) {
+    fd = ::openat(base, rel.c_str(), kAppend);
+    if (fd >= 0 || errno != ENOENT) break;
+    fd = ::openat(base, rel.c_str(), kAppend | O_CREAT | O_EXCL, mode);
+    if (fd < 0 && errno != EEXIST) return -1;  // EEXIST: another process made it meanwhile
+  }
+  if (fd < 0) return -1;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+    ::close(fd);
+    errno = EEXIST;
+    return -1;
+  }
+  return fd;
+}
+
 std::string host_name() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) return "?";

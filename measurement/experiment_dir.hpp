@@ -69,6 +69,23 @@ bool open_claimed(const std::string& name, Claim* out, std::string* error);
 /// that still leads to the claimed directory, else its name.
 std::string io_path(const Claim& claim);
 
+/// Writes `file` (a name in the claimed directory) afresh with `data`, never through a link: to a
+/// new temporary name (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC) that then replaces `file` by a rename
+/// (a link or file of that name is replaced, not followed or written into). Relative to the
+/// claim's descriptor (by the directory's name where it has none). "" or the one-line error.
+std::string write_file(const Claim& claim, const std::string& file, const std::string& data);
+
+/// Opens `file` in the claimed directory to append to it (O_WRONLY|O_APPEND|O_CLOEXEC), creating
+/// it when missing (O_EXCL): never through a symbolic link, and only a regular file with one name
+/// (not a hard link to another file). The descriptor, or -1 with errno (EEXIST: something else
+/// is in its place).
+int open_append(const Claim& claim, const std::string& file, mode_t mode);
+
+/// The one-line error for `file` (a name in the claimed directory, or a path: `in_claim` false)
+/// that could not be created or opened: errno `err`; for a link or other file in its place, what
+/// to do about it.
+std::string file_error(const Claim& claim, const std::string& file, int err, bool in_claim = true);
+
 /// This machine's host name ("?" when it cannot be read).
 std::string host_name();
 

@@ -167,6 +167,14 @@ struct Location {
   std::uint64_t dropped_reentries = 0;  ///< events inside prof itself (signals) that could not be deferred
   std::uint64_t replayed_events = 0;    ///< events from signal handlers, deferred and replayed
   std::uint64_t closed_at_end = 0;      ///< frames still open when the thread or process ended
+  /// A blocking MPI collective whose MpiCollectiveBegin is written and whose End is not (yet):
+  /// api::event() sets it at the Begin (open_coll: the depth then, its MPI function's frame the
+  /// innermost; 0 = none) and clears it at the End. A rank stopped inside the collective (waiting
+  /// for a rank that failed) gets the End when its frames are closed (runtime.cpp, close_frames).
+  std::uint32_t open_coll = 0;
+  std::uint32_t open_coll_comm = 0;
+  std::uint16_t open_coll_op = 0;
+  std::uint64_t unfinished_collectives = 0;  ///< Ends so written: collectives that never finished
   std::uint64_t flushes = 0;
   std::uint64_t spills = 0;       ///< flushes that went to its spill file
   std::string spill_file;         ///< its raw records not yet converted (runtime.cpp), "" = none

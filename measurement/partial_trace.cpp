@@ -70,14 +70,24 @@ bool decode(const std::vector<char>& b, Part* p) {
   return in.ok() && in.done();
 }
 
+// Written afresh under a temporary name and renamed into place: never through a link (a name
+// in the temporary's place, left by a killed run or planted, is removed, not followed).
 bool write_file(const std::string& path, const std::vector<char>& data) {
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!f.flush()) return false;
+  constexpr int kCreate = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(tmp.c_str(), kCreate, 0644);
+  if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0) fd = ::open(tmp.c_str(), kCreate, 0644);
+  if (fd < 0) return false;
+  bool ok = true;
+  for (std::size_t done = 0; ok && done < data.size();) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n > 0) done += static_cast<std::size_t>(n);
+    else if (n == 0 || errno != EINTR) ok = false;
   }
-  return ::rename(tmp.c_str(), path.c_str()) == 0;
+  if (::close(fd) != 0) ok = false;
+  if (ok && ::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  ::unlink(tmp.c_str());
+  return false;
 }
 
 /// The files of `dir` whose names `keep` accepts, each read whole: (name, bytes).
@@ -124,7 +134,7 @@ otf2w::LocalDefs with_maps(otf2w::LocalDefs l, unify::Result& map) {
 
 // flock with a bound: a process that holds the lock and hangs must not stop this one's exit.
 int lock(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);  // never through a link
   if (fd < 0) return -1;
   for (int i = 0; i < kLockSeconds * 100; ++i) {
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;

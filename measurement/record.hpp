@@ -33,7 +33,7 @@ enum class RecordType : std::uint8_t {
   MpiIrecv,             // a = sender | tag << 32, b = bytes; slot 2 a = request id
   MpiRequestTest,       // a = request id
   MpiRequestCancelled,  // a = request id
-  MpiCollectiveBegin,   // no payload
+  MpiCollectiveBegin,   // aux = OTF2_CollectiveOp, ref as its End's (for an End written at the end: Location::open_coll); no payload
   MpiCollectiveEnd,     // aux = OTF2_CollectiveOp, a = root (OTF2_UNDEFINED_UINT32: none), b = bytes sent; slot 2 a = bytes received
   NbCollRequest,        // a = request id
   NbCollComplete,       // as MpiCollectiveEnd; slot 2 b = request id

@@ -263,17 +263,15 @@ bool ready_locked(State& s) {
   }
   const std::string io = experiment_dir::io_path(s.claim);
   if (s.rank == 0) {
-    std::string cfg = io + "/prof.cfg";
-    if (FILE* f = std::fopen(cfg.c_str(), "w")) {
-      std::string text = config::cfg_file_text();
-      std::fwrite(text.data(), 1, text.size(), f);
-      std::fclose(f);
-    }
+    // Created afresh through the claim's descriptor, never through a link (experiment_dir::write_file).
+    std::string err = experiment_dir::write_file(s.claim, "prof.cfg", config::cfg_file_text());
+    if (!err.empty()) log::error("%s; the experiment does not record its configuration", err.c_str());
     if (!v.filtering_file.empty()) {
       // The filter that shaped this experiment travels with it.
       std::ifstream in(v.filtering_file, std::ios::binary);
-      std::ofstream out(io + "/prof.filter", std::ios::binary);
-      out << in.rdbuf();
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      err = experiment_dir::write_file(s.claim, "prof.filter", text);
+      if (!err.empty()) log::error("%s; the experiment does not keep a copy of its filter", err.c_str());
     }
   }
   if (v.enable_tracing) {
@@ -339,8 +337,23 @@ const std::string& spill_path(State& s, Location* loc) {
 }
 
 bool spill_locked(State& s, Location* loc) {
-  int fd = ::open(spill_path(s, loc).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
+  // A new spill file is created (O_EXCL), never a name that exists (TMPDIR is everyone's); later
+  // flushes append to the one made. Never through a link.
+  const bool fresh = loc->spill_file.empty();
+  const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | (fresh ? O_CREAT | O_EXCL : 0);
+  int fd = ::open(spill_path(s, loc).c_str(), flags, 0600);
+  if (fd < 0) {
+    const int e = errno;
+    static bool said = false;  // state mutex held
+    if (!said) {
+      said = true;
+      log::error("%s; flushes write to the trace instead where they can, else events are lost (the end of the run "
+                 "counts them)",
+                 experiment_dir::file_error(s.claim, experiment_dir::readable(s.claim, loc->spill_file), e, false).c_str());
+    }
+    if (fresh) loc->spill_file.clear();
+    return false;
+  }
   bool ok = true;
   // Records lie back to back within a chunk: one write per run of them.
   const char* run = nullptr;
@@ -1118,12 +1131,29 @@ bool creates_ignored_threads(const void* caller) {
 
 void resolve_profile_samples_locked(Location* loc);
 
+/// A blocking MPI collective `loc` is still in (Location::open_coll: its rank was stopped inside
+/// it, e.g. waiting in MPI_Barrier for a rank that failed) ends unfinished at `at`: the frames
+/// opened inside its MPI function close, then its MpiCollectiveEnd (the operation and
+/// communicator of its Begin, no root, 0 bytes) comes before that function's Leave, so the trace
+/// pairs every Begin with an End. Returns the frames closed.
+std::uint32_t close_collective(Location* loc, Timestamp at) {
+  std::uint32_t n = 0;
+  for (; loc->depth > loc->open_coll; ++n) detail::pop(loc, at);
+  constexpr std::uint64_t kNoRoot = 0xffffffffu;  // OTF2_UNDEFINED_UINT32
+  const Payload p[2] = {{kNoRoot, 0}, {0, 0}};
+  if (event(loc, at, RecordType::MpiCollectiveEnd, loc->open_coll_comm, loc->open_coll_op, p, 2)) ++loc->unfinished_collectives;
+  loc->open_coll = 0;
+  loc->closed_at_end += n;
+  return n;
+}
+
 /// Closes `loc`'s open frames at the end of its thread or of measurement (`now`), or at
-/// Location::close_at where an adapter set it (with its ThreadTeamEnd); returns how many.
+/// Location::close_at where an adapter set it (with its ThreadTeamEnd); returns how many. A
+/// collective still open ends first (close_collective).
 std::uint32_t close_frames(Location* loc, Timestamp now) {
   Timestamp at = now;
   if (loc->close_at != 0 && loc->close_at < now) at = std::max(loc->close_at, loc->tracing ? loc->trace.last_time() : 0);
-  const std::uint32_t n = close_all_frames(loc, at);
+  const std::uint32_t n = (loc->open_coll != 0 ? close_collective(loc, at) : 0) + close_all_frames(loc, at);
   if (loc->close_at != 0 && loc->close_team != 0 && loc->tracing) event(loc, at, RecordType::ThreadTeamEnd, loc->close_team - 1, 0);
   // Used once: a thread that takes this location later (PROF_PTHREAD_REUSE_AFTER) starts clean.
   loc->close_at = 0;
@@ -1426,6 +1456,7 @@ std::vector<Location*> stop_recording(State& s, const Location* self) {
 /// What the locations counted during the run, summed for the end-of-run lines.
 struct RunCounts {
   std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0, replayed = 0;
+  std::uint64_t unfinished_collectives = 0;  // MPI collectives a stop ended (close_collective)
   RegionId first_repair_by = ~0u, first_repaired = ~0u, first_unmatched = ~0u;  // see Location
   std::uint64_t samples = 0, samples_in_prof = 0, samples_dropped = 0, sample_ticks = 0;
 };
@@ -1457,6 +1488,7 @@ RunCounts close_locations(const std::vector<Location*>& locs, std::int64_t exit_
     c.lost += loc->lost_events;
     c.reentries += loc->dropped_reentries;
     c.replayed += loc->replayed_events;
+    c.unfinished_collectives += loc->unfinished_collectives;
   }
   return c;
 }
@@ -1481,14 +1513,13 @@ bool meet_other_processes(State& s) {
   log::error("%s; this rank writes its own data, unmerged, and marks the experiment incomplete", why.c_str());
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.is_ready) {
-    const std::string marker = experiment_dir::io_path(s.claim) + "/incomplete.rank" + std::to_string(s.rank);
-    if (FILE* f = std::fopen(marker.c_str(), "w")) {
-      std::fprintf(f, "This experiment is incomplete: %s.\nRank %u wrote its own profile (%s.rank%u.cubex)%s.\n", why.c_str(),
-                   s.rank, config::g_values.profiling_base_name.c_str(), s.rank,
-                   config::g_values.enable_tracing ? " and merged its trace into traces.otf2 with the ranks that got as far "
-                                                     "(their definitions: prof-parts/)" : "");
-      std::fclose(f);
-    }
+    char text[2048];
+    std::snprintf(text, sizeof text, "This experiment is incomplete: %s.\nRank %u wrote its own profile (%s.rank%u.cubex)%s.\n",
+                  why.c_str(), s.rank, config::g_values.profiling_base_name.c_str(), s.rank,
+                  config::g_values.enable_tracing ? " and merged its trace into traces.otf2 with the ranks that got as far "
+                                                    "(their definitions: prof-parts/)" : "");
+    const std::string err = experiment_dir::write_file(s.claim, "incomplete.rank" + std::to_string(s.rank), text);
+    if (!err.empty()) log::error("%s", err.c_str());
   }
   return false;
 }
@@ -1635,15 +1666,10 @@ void write_throttle_filter(State& s, const cube4::Profile& profile) {
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (!ready_locked(s)) return;
-    path = experiment_dir::io_path(s.claim) + "/prof.throttle.filter";
-    const std::string text = filter::throttle_filter_text(throttled);
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) err = path + ": " + std::strerror(errno);
+    err = experiment_dir::write_file(s.claim, "prof.throttle.filter", filter::throttle_filter_text(throttled));
     path = s.directory + "/prof.throttle.filter";
   }
-  if (!err.empty()) log::error("%s; the list of throttled functions is not written (the profile names them)", experiment_dir::readable(s.claim, err).c_str());
+  if (!err.empty()) log::error("%s; the list of throttled functions is not written (the profile names them)", err.c_str());
   if (g_checkpoint_child || !err.empty()) return;
   const config::Values& v = config::g_values;
   log::info(0, "%zu function%s throttled (visits of < %" PRIu64 " ns each: PROF_THROTTLE; later calls are in their callers' time); "
@@ -1798,6 +1824,10 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
   if (const filter::Filter* f = regions::filter())  // rules that matched nothing (issue 30)
     if (const std::string w = filter::unmatched_warning(*f, v.filtering_file, prof_instrument_filters); !w.empty())
       log::warning("%s", w.c_str());
+  if (c.unfinished_collectives)
+    log::warning("%" PRIu64 " MPI collective%s never finished (the run ended while this rank waited in it, e.g. for a rank that "
+                 "failed); the trace closes %s with an MpiCollectiveEnd of 0 bytes at the end",
+                 c.unfinished_collectives, c.unfinished_collectives == 1 ? "" : "s", c.unfinished_collectives == 1 ? "it" : "them");
   if (c.closed) log::info(1, "%" PRIu64 " frames were still open at the end and were closed", c.closed);
   log::info(1, "shadow stack: %" PRIu64 " repairs, %" PRIu64 " unmatched exits, %" PRIu64 " frames closed at the end", c.repairs, c.unmatched, c.closed);
 }
@@ -1806,11 +1836,9 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
 /// what went wrong (flushes, lost events, repairs, its first warnings). One write(2) with
 /// O_APPEND per process, so the ranks of a job share the file.
 void write_run_file(State& s, const std::vector<Location*>& locs, const RunCounts& c, int exit_status) {
-  std::string dir;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (!s.is_ready) return;
-    dir = experiment_dir::io_path(s.claim);
   }
   char head[512];
   std::snprintf(head, sizeof head,
@@ -1822,9 +1850,12 @@ void write_run_file(State& s, const std::vector<Location*>& locs, const RunCount
   std::string text = head;
   for (unsigned i = 0; i < log::kept_count(); ++i)
     if (const char* line = log::kept_line(i)) text += "rank=" + std::to_string(s.rank) + " message=" + line + "\n";
-  const std::string path = dir + "/prof.run";
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return;  // the data files are written; this summary is a convenience
+  // Shared by the ranks: appended to, created by the first, never through a link.
+  const int fd = experiment_dir::open_append(s.claim, "prof.run", 0644);
+  if (fd < 0) {  // the data files are written; this summary is a convenience
+    log::error("%s; the run's summary for prof-report is not written", experiment_dir::file_error(s.claim, "prof.run", errno).c_str());
+    return;
+  }
   const ssize_t w = ::write(fd, text.data(), text.size());
   (void)w;
   ::close(fd);

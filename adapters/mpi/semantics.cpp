@@ -287,8 +287,10 @@ void Cancel::post(const Call&, int rc, MPI_Request*& request) {
 }
 
 // ---- Collectives ----
-void coll_begin(const Call& c, MPI_Comm comm) {
-  if (c.on() && comm_id(comm) != comms::kNoComm) c.event(RecordType::MpiCollectiveBegin, 0, 0, {0, 0}, {0, 0}, 0);
+void coll_begin(const Call& c, MPI_Comm comm, OTF2_CollectiveOp op) {
+  if (!c.on()) return;
+  const comms::CommId id = comm_id(comm);
+  if (id != comms::kNoComm) c.event(RecordType::MpiCollectiveBegin, id, op, {0, 0}, {0, 0}, 0);
 }
 namespace {
 // The size of the group a rank exchanges a collective's data with: the communicator's, or the
@@ -405,13 +407,15 @@ void nb_start(const Call& c, int rc, MPI_Request request, MPI_Comm comm, OTF2_Co
 // its bytes computed (every byte rule costs MPI queries).
 bool tracked(const Call& c, MPI_Comm comm) { return c.on() && comm_id(comm) != comms::kNoComm; }
 
-void Barrier::pre(const Call& c, MPI_Comm& comm) { coll_begin(c, comm); }
+void Barrier::pre(const Call& c, MPI_Comm& comm) { coll_begin(c, comm, OTF2_COLLECTIVE_OP_BARRIER); }
 void Barrier::post(const Call& c, int, MPI_Comm& comm) { coll_end(c, comm, OTF2_COLLECTIVE_OP_BARRIER, -1, {}); }
 void Ibarrier::post(const Call& c, int rc, MPI_Comm& comm, MPI_Request*& request) {
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_BARRIER, -1, {});
 }
 
-void Bcast::pre(const Call& c, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) { coll_begin(c, comm); }
+void Bcast::pre(const Call& c, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) {
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_BCAST);
+}
 void Bcast::post(const Call& c, int, void*&, int& count, MPI_Datatype& type, int& root, MPI_Comm& comm) {
   if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_BCAST, root, bytes_bcast(count, type, root, comm));
@@ -423,7 +427,7 @@ void Ibcast::post(const Call& c, int rc, void*&, int& count, MPI_Datatype& type,
 }
 
 void Gather::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_GATHER);
 }
 void Gather::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                   MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
@@ -437,7 +441,7 @@ void Igather::post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_Da
 }
 void Gatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, const int*&, const int*&, MPI_Datatype&, int&,
                   MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_GATHERV);
 }
 void Gatherv::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, const int*& rcounts,
                    const int*&, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
@@ -452,7 +456,7 @@ void Gatherv::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datat
   coll_end(c, comm, OTF2_COLLECTIVE_OP_GATHERV, root, b);
 }
 void Scatter::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, int&, MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_SCATTER);
 }
 void Scatter::post(const Call& c, int, const void*&, int& scount, MPI_Datatype& stype, void*& rbuf, int& rcount,
                    MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
@@ -467,7 +471,7 @@ void Iscatter::post(const Call& c, int rc, const void*&, int& scount, MPI_Dataty
 }
 void Scatterv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_Datatype&, void*&, int&, MPI_Datatype&, int&,
                    MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_SCATTERV);
 }
 void Scatterv::post(const Call& c, int, const void*&, const int*& scounts, const int*&, MPI_Datatype& stype, void*& rbuf,
                     int& rcount, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
@@ -481,7 +485,7 @@ void Scatterv::post(const Call& c, int, const void*&, const int*& scounts, const
   coll_end(c, comm, OTF2_COLLECTIVE_OP_SCATTERV, root, b);
 }
 void Allgather::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_ALLGATHER);
 }
 void Allgather::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                      MPI_Datatype& rtype, MPI_Comm& comm) {
@@ -495,7 +499,7 @@ void Iallgather::post(const Call& c, int rc, const void*& sbuf, int& scount, MPI
 }
 void Allgatherv::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, const int*&, const int*&, MPI_Datatype&,
                      MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_ALLGATHERV);
 }
 void Allgatherv::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, const int*& rcounts,
                       const int*&, MPI_Datatype& rtype, MPI_Comm& comm) {
@@ -505,7 +509,7 @@ void Allgatherv::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Da
   coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLGATHERV, -1, {static_cast<std::uint64_t>(n) * s, sum_bytes(rcounts, rtype, n)});
 }
 void Alltoall::pre(const Call& c, const void*&, int&, MPI_Datatype&, void*&, int&, MPI_Datatype&, MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_ALLTOALL);
 }
 void Alltoall::post(const Call& c, int, const void*& sbuf, int& scount, MPI_Datatype& stype, void*&, int& rcount,
                     MPI_Datatype& rtype, MPI_Comm& comm) {
@@ -519,7 +523,7 @@ void Ialltoall::post(const Call& c, int rc, const void*& sbuf, int& scount, MPI_
 }
 void Alltoallv::pre(const Call& c, const void*&, const int*&, const int*&, MPI_Datatype&, void*&, const int*&, const int*&,
                     MPI_Datatype&, MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_ALLTOALLV);
 }
 void Alltoallv::post(const Call& c, int, const void*& sbuf, const int*& scounts, const int*&, MPI_Datatype& stype, void*&,
                      const int*& rcounts, const int*&, MPI_Datatype& rtype, MPI_Comm& comm) {
@@ -530,7 +534,7 @@ void Alltoallv::post(const Call& c, int, const void*& sbuf, const int*& scounts,
 }
 void Alltoallw::pre(const Call& c, const void*&, const int*&, const int*&, const MPI_Datatype*&, void*&, const int*&,
                     const int*&, const MPI_Datatype*&, MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_ALLTOALLW);
 }
 void Alltoallw::post(const Call& c, int, const void*& sbuf, const int*& scounts, const int*&, const MPI_Datatype*& stypes,
                      void*&, const int*& rcounts, const int*&, const MPI_Datatype*& rtypes, MPI_Comm& comm) {
@@ -543,7 +547,9 @@ void Alltoallw::post(const Call& c, int, const void*& sbuf, const int*& scounts,
   }
   coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLTOALLW, -1, {sbuf == MPI_IN_PLACE ? received : sent, received});
 }
-void Reduce::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, int&, MPI_Comm& comm) { coll_begin(c, comm); }
+void Reduce::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, int&, MPI_Comm& comm) {
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_REDUCE);
+}
 void Reduce::post(const Call& c, int, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, int& root, MPI_Comm& comm) {
   if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_REDUCE, root, bytes_reduce(count, type, root, comm));
@@ -553,7 +559,9 @@ void Ireduce::post(const Call& c, int rc, const void*&, void*&, int& count, MPI_
   if (!tracked(c, comm)) return;
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_REDUCE, root, bytes_reduce(count, type, root, comm));
 }
-void Allreduce::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) { coll_begin(c, comm); }
+void Allreduce::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) {
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_ALLREDUCE);
+}
 void Allreduce::post(const Call& c, int, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm) {
   if (!tracked(c, comm)) return;
   coll_end(c, comm, OTF2_COLLECTIVE_OP_ALLREDUCE, -1, bytes_allreduce(count, type, comm));
@@ -564,7 +572,7 @@ void Iallreduce::post(const Call& c, int rc, const void*&, void*&, int& count, M
   nb_start(c, rc, *request, comm, OTF2_COLLECTIVE_OP_ALLREDUCE, -1, bytes_allreduce(count, type, comm));
 }
 void ReduceScatter::pre(const Call& c, const void*&, void*&, const int*&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER);
 }
 void ReduceScatter::post(const Call& c, int, const void*&, void*&, const int*& rcounts, MPI_Datatype& type, MPI_Op&,
                          MPI_Comm& comm) {
@@ -575,7 +583,7 @@ void ReduceScatter::post(const Call& c, int, const void*&, void*&, const int*& r
            {sum_bytes(rcounts, type, comm_size(comm)), from * bytes_of(rcounts[comm_rank(comm)], type)});
 }
 void ReduceScatterBlock::pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) {
-  coll_begin(c, comm);
+  coll_begin(c, comm, OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK);
 }
 void ReduceScatterBlock::post(const Call& c, int, const void*&, void*&, int& rcount, MPI_Datatype& type, MPI_Op&,
                               MPI_Comm& comm) {

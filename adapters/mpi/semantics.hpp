@@ -186,8 +186,10 @@ struct Cancel : None {
 struct CollBytes {
   std::uint64_t sent = 0, received = 0;
 };
-/// MpiCollectiveBegin (when the call records and the communicator is tracked).
-void coll_begin(const Call& c, MPI_Comm comm);
+/// MpiCollectiveBegin (when the call records and the communicator is tracked). It carries the
+/// operation and the communicator its End will (OTF2's Begin has neither): a rank stopped inside
+/// the collective gets its End from the end of the run (runtime.cpp, close_collective).
+void coll_begin(const Call& c, MPI_Comm comm, OTF2_CollectiveOp op);
 /// MpiCollectiveEnd; root < 0: none.
 void coll_end(const Call& c, MPI_Comm comm, OTF2_CollectiveOp op, int root, CollBytes bytes);
 
@@ -277,7 +279,9 @@ struct ReduceScatterBlock : None {
 };
 template <OTF2_CollectiveOp Op>
 struct ScanT : None {
-  static void pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) { coll_begin(c, comm); }
+  static void pre(const Call& c, const void*&, void*&, int&, MPI_Datatype&, MPI_Op&, MPI_Comm& comm) {
+    coll_begin(c, comm, Op);
+  }
   static void post(const Call& c, int, const void*&, void*&, int& count, MPI_Datatype& type, MPI_Op&, MPI_Comm& comm) {
     const std::uint64_t b = bytes_of(count, type);
     coll_end(c, comm, Op, -1, {b, b});

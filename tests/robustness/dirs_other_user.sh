@@ -22,12 +22,17 @@
 #                  profile's final write during the run: before, followed (a root-only file
 #                  overwritten with the profile); now the profile's file is created with
 #                  O_EXCL|O_NOFOLLOW and the write fails loudly (one error line), the file intact
+#   own_plant_files the same for prof's other files written at the end: links planted at
+#                  prof.throttle.filter and prof.run (before: the file was overwritten with the
+#                  throttled functions and appended to with the run's summary); now each is created
+#                  afresh relative to the directory's descriptor with O_EXCL|O_NOFOLLOW: the list
+#                  replaces the link (a rename), prof.run is refused with one error line
 # The errors: exit status 1, one line on stderr, nothing on stdout (the program did not run).
 # Usage: dirs_other_user.sh <prof-wrap> <work> <tools> <case>
 source "${ROBUSTNESS_SRC:?}/common.sh"
 case_name=${1:?case}
 other=prof_test_other
-if [ "$case_name" != own_plant ]; then
+if [ "${case_name#own_plant}" = "$case_name" ]; then
   [ "$(id -u)" -eq 0 ] || skip "not root: no second user can be made to own a directory"
   command -v useradd >/dev/null && command -v runuser >/dev/null || skip "useradd or runuser is missing"
   id -u "$other" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$other" 2>/dev/null ||
@@ -108,6 +113,23 @@ case $case_name in
     [ "$(cat secret)" = "a private file" ] || fail "the file was overwritten through the planted link: $(head -c 200 secret | tr -d '\0')"
     expect_line err "^prof: error: cannot write CUBE4 profile mine/profile\.cubex: File exists\$"
     [ -n "$(find mine -maxdepth 1 -type l)" ] || fail "the planted link is gone: $(ls -la mine)" ;;
+  own_plant_files)
+    build plant "$progs/plant_calls.c" -I"$progs"
+    echo "a private file" >secret && chmod 600 secret
+    # leaf() is throttled after the checkpoint (1,024 short visits), so the list is written at the end.
+    set +e
+    PROF_THROTTLE=true PROF_EXPERIMENT_DIRECTORY=mine PROF_FLUSH_SIGNAL=USR1 timeout 120 ./plant mine/profile.cubex \
+      "sh -c 'ln -s $work/secret mine/prof.throttle.filter && ln -s $work/secret mine/prof.run' plant" >out 2>err
+    rc=$?
+    set -e
+    [ "$rc" -eq 0 ] && grep -q '^planted 0$' out || fail "exit status $rc; stdout: $(cat out); stderr: $(cat err)"
+    [ "$(cat secret)" = "a private file" ] || fail "the file was written through a planted link: $(head -c 300 secret | tr -d '\0')"
+    [ -f mine/prof.throttle.filter ] && [ ! -L mine/prof.throttle.filter ] ||
+      fail "prof.throttle.filter is not a file of its own: $(ls -la mine)"
+    grep -q 'leaf' mine/prof.throttle.filter || fail "prof.throttle.filter does not name leaf: $(cat mine/prof.throttle.filter)"
+    expect_line err "^prof: error: cannot create 'mine/prof.run': a symbolic link is in its place, and prof neither follows links nor writes into files it did not make: remove it"
+    [ -L mine/prof.run ] || fail "the planted link prof.run is gone: $(ls -la mine)"
+    check_profile mine/profile.cubex --expect-region leaf ;;
   *) fail "unknown case $case_name" ;;
 esac
 echo "ok: $case_name"

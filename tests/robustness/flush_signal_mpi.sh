@@ -12,6 +12,9 @@
 # (prof-spill-<n> in the shared directory, each rank appending to the same file) and the job's
 # trace held the events of both ranks twice over.
 # Before: MPI checkpoints wrote the profile only (a rank's own trace named ranks it lacked).
+# And a checkpoint taken while a rank waits in MPI_Barrier (checkpoint_barrier.c, 2 ranks): its
+# trace closes the barrier with an MpiCollectiveEnd before the Leave of MPI_Barrier (issue 30,
+# item 15; before: a Begin without End).
 source "$ROBUSTNESS_SRC/common.sh"
 command -v mpicc >/dev/null 2>&1 || skip "mpicc is not installed"
 command -v mpirun >/dev/null 2>&1 || skip "mpirun is not installed"
@@ -60,4 +63,18 @@ for case in "16M 20000 30000" "8M 120000 180000"; do  # 8M: the ranks flush, so 
   done
   echo "$memory: two checkpoints per rank, checkpoint-2/traces.otf2 holds 3 ranks x $total Enters of leaf; $(grep '^prof: rank 0: checkpoint 2' err_$exp)"
 done
+# A checkpoint during a collective.
+"$prof_bin/prof-mpicc" -O1 -I"$ROBUSTNESS_SRC/progs" "$ROBUSTNESS_SRC/progs/checkpoint_barrier.c" -o barrier ||
+  fail "prof-mpicc cannot build checkpoint_barrier.c"
+timeout 120 mpirun --oversubscribe -np 2 -x PROF_FLUSH_SIGNAL=USR1 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=exp_barrier \
+  ./barrier exp_barrier >out_barrier 2>err_barrier || fail "barrier: the job failed: $(tail -5 err_barrier)"
+expect_line err_barrier "^prof: rank 1: checkpoint 1 \(signal 10, USR1\): .*trace written: exp_barrier/checkpoint-1/traces.otf2"
+check_trace exp_barrier/checkpoint-1/traces.otf2
+otf2-print exp_barrier/checkpoint-1/traces.otf2 >print 2>print.err || fail "barrier: otf2-print failed: $(head -3 print.err)"
+[ ! -s print.err ] || fail "barrier: otf2-print complains about checkpoint-1: $(head -3 print.err)"
+order=$(awk '$2 == 1 && ($1 ~ /^MPI_COLLECTIVE/ || /Region: "MPI_Barrier"/) { printf "%s%s", sep, $1; sep = " " }' print)
+[ "$order" = "ENTER MPI_COLLECTIVE_BEGIN MPI_COLLECTIVE_END LEAVE" ] ||
+  fail "barrier: rank 1's MPI_Barrier in checkpoint-1's trace is '$order', expected its End before its Leave"
+expect_line print '^MPI_COLLECTIVE_END +1 +[0-9]+ +Operation: BARRIER, Communicator: "MPI_COMM_WORLD" <[0-9]+>, Root: NONE, Sent: 0, Received: 0'
+echo "barrier: checkpoint-1 closes rank 1's barrier: $order"
 echo "ok: MPI checkpoints merge every rank's trace; the job's final outputs follow"

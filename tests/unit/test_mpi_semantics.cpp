@@ -47,8 +47,13 @@ unsigned slots_of(RecordType t) {
 }
 bool carries_comm(RecordType t) {
   return t == RecordType::MpiSend || t == RecordType::MpiIsend || t == RecordType::MpiRecv || t == RecordType::MpiIrecv ||
-         t == RecordType::MpiCollectiveEnd || t == RecordType::NbCollComplete;
+         t == RecordType::MpiCollectiveBegin || t == RecordType::MpiCollectiveEnd || t == RecordType::NbCollComplete;
 }
+// The last MpiCollectiveBegin's communicator and operation: its End must carry the same (the end
+// of a run writes the End of a collective a rank was stopped in from its Begin; issue 30).
+std::uint32_t g_begin_comm = 0;
+std::uint16_t g_begin_op = 0;
+bool g_begin_open = false;
 
 }  // namespace
 
@@ -68,6 +73,17 @@ void leave(Location*, RegionId region) { g_events.push_back({RecordType::Leave, 
 bool event(Location*, Timestamp, RecordType type, std::uint32_t ref, std::uint16_t aux, const Payload* p, unsigned n) {
   CHECK(n == slots_of(type));
   if (!carries_comm(type)) CHECK(ref == 0);
+  if (type == RecordType::MpiCollectiveBegin) {
+    CHECK_FALSE(g_begin_open);
+    g_begin_open = true;
+    g_begin_comm = ref;
+    g_begin_op = aux;
+  } else if (type == RecordType::MpiCollectiveEnd) {
+    CHECK(g_begin_open);
+    CHECK(ref == g_begin_comm);
+    CHECK(aux == g_begin_op);
+    g_begin_open = false;
+  }
   g_events.push_back({type, ref, aux, n > 0 ? p[0].a : 0, n > 0 ? p[0].b : 0, n > 1 ? p[1].a : 0, n > 1 ? p[1].b : 0});
   return true;
 }
@@ -415,6 +431,7 @@ void start(std::uint64_t groups = kAll) {
   }
   for (FakeRequest& q : g_pool) q = FakeRequest{};
   g_events.clear();
+  g_begin_open = false;
   g_pmpi_at.clear();
   g_fail_next = false;
   g_next = make_status(3, 9, 12);
