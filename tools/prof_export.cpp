@@ -1207,11 +1207,12 @@ int export_one(const std::string& input, const Options& opt, const std::string& 
   const auto files = ex.files();
   std::string names;
   for (const std::string& f : files) names += (names.empty() ? "" : ", ") + f;
+  // Every OTF2 event read (of the locations selected), as otf2-print and prof-report count them.
   std::printf("prof-export: %s: %" PRIu64 " events -> %" PRIu64 " slices, %" PRIu64 " flows, %.1f MB in %zu file%s (%s); "
               "%.2f s, %.2f M events/s, peak memory %.0f MB\n",
-              anchor.c_str(), ex.events(), ex.slices(), ex.flows(), static_cast<double>(ex.bytes_out()) / 1e6,
+              anchor.c_str(), reader.events_read(), ex.slices(), ex.flows(), static_cast<double>(ex.bytes_out()) / 1e6,
               files.size(), files.size() == 1 ? "" : "s", names.c_str(), secs,
-              secs > 0 ? static_cast<double>(ex.events()) / secs / 1e6 : 0.0, static_cast<double>(peak_rss_kib()) / 1024);
+              secs > 0 ? static_cast<double>(reader.events_read()) / secs / 1e6 : 0.0, static_cast<double>(peak_rss_kib()) / 1024);
   return 0;
 }
 

@@ -485,6 +485,7 @@ class TraceScan : public otf2::EventSink {
 
   const std::vector<Row>& rows() const { return rows_; }
   std::uint64_t events() const { return events_; }
+  void set_events(std::uint64_t n) { events_ = n; }
   std::uint64_t flushes() const { return flushes_; }
   const std::string& program() const { return program_; }
   const std::vector<std::string>& args() const { return args_; }
@@ -913,6 +914,7 @@ int report_one(const std::string& input, const Options& o) {
     } else {
       scan = std::make_unique<TraceScan>(reader.defs(), o.bins);
       if (!reader.read_events(*scan)) rep.warnings.push_back("warning: " + trace_error() + "; what was read before is shown");
+      scan->set_events(reader.events_read());  // every OTF2 event, as otf2-print and prof-export count them
       for (const std::string& w : reader.warnings()) rep.warnings.push_back("warning: " + w);
       scan->finish();
       if (scan->flushes() && !rep.run_lines)

@@ -71,6 +71,14 @@ assert "hits" in names and "ru_utime" in names, names
 assert d["run"]["samples"] > 0, d["run"]
 print("sampled: metrics %s, %d samples" % (", ".join(names), d["run"]["samples"]))
 PY
+# One trace, one event count (issue 31: 3,552, 3,952 and 4,760 for one trace): prof-report,
+# prof-export and otf2-print count every OTF2 event (Metric and sample records included).
+printed=$(otf2-print sampled/traces.otf2 | awk '/^Event /{f=1; next} f && /^[A-Z_]+ /{n++} END{print n+0}')
+reported=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["run"]["trace_events"])' sampled/report.json)
+exported=$("$(dirname "$wrap")/prof-export" sampled -o sampled.pftrace | sed -n 's/.*: \([0-9]*\) events -> .*/\1/p')
+[ "$printed" -gt 0 ] && [ "$reported" = "$printed" ] && [ "$exported" = "$printed" ] ||
+  { echo "FAIL: event counts differ: otf2-print $printed, prof-report $reported, prof-export $exported"; exit 1; }
+echo "sampled: $printed events by otf2-print, prof-report and prof-export alike"
 
 echo "== sampling only (prof-run's default on a program not rebuilt): the hot functions by time"
 gcc -O1 -g "$src/e2e/sampling/hot.c" -o hotplain.x
