@@ -83,6 +83,9 @@ def main():
         sent = sum(report["mpi"]["messages"])
         if sent <= 0:
             fail("the message matrix is empty")
+        legend = re.search(r'<p id="mpi-legend">(.*?)</p>', dom, re.S)
+        if not legend or "sender rank (row)" not in legend.group(1) or "(the most of one pair)" not in legend.group(1):
+            fail("the message matrix has no legend: %r" % (legend.group(1)[:200] if legend else None))
     if "--gpu" in opts:
         acts = [attrs(t) for t in re.findall(r'<tr class="activity"[^>]*>', dom)]
         want = {a["name"]: a for a in score.get("gpu_activities", [])}
