@@ -59,6 +59,13 @@ def main():
         if not close(float(r["data-exclusive"]), s["time"]) or not close(float(r["data-visits"]), s["visits"]):
             fail("region %s: page %s s / %s visits, prof-score %s s / %s visits" % (
                 r["data-name"], r["data-exclusive"], r["data-visits"], s["time"], s["visits"]))
+    # The top 25 rows first, and a line that says how many more there are (issue 31: 225 rows).
+    want_rows = min(25, len(report["regions"]))
+    if len(rows) != want_rows:
+        fail("the page shows %d region rows, expected the top %d of %d" % (len(rows), want_rows, len(report["regions"])))
+    more = re.search(r'<p id="region-more"[^>]*>(.*?)</p>', dom, re.S)
+    if len(report["regions"]) > 25 and (not more or "%d more region" % (len(report["regions"]) - 25) not in more.group(1)):
+        fail("the page does not say how many more regions there are: %r" % (more.group(1) if more else None))
     top = max(score["regions"], key=lambda r: r["time"])
     if rows and (rows[0]["data-name"], rows[0]["data-group"]) != (top["name"], top["type"]):
         fail("the first region row is %s, prof-score's top region %s" % (rows[0]["data-name"], top["name"]))

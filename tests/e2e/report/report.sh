@@ -100,6 +100,13 @@ PY
 grep -Eq ' hot$' sonly.txt && grep -q '(in no measured function: start-up and exit, time no sample saw)$' sonly.txt ||
   { echo "FAIL: --text of a sampling-only run: $(sed -n 6,9p sonly.txt)"; exit 1; }
 
+echo "== 40 functions: the page lists the top 25 and says how many more there are"
+{ for i in $(seq 1 40); do echo "__attribute__((noinline)) void f$i(void) { for (volatile int k = 0; k < $i * 1000; ++k) {} }"; done
+  echo "int main(void) {"; for i in $(seq 1 40); do echo "  f$i();"; done; echo "  return 0; }"; } >many.c
+"$wrap" gcc -O1 many.c -o many.x
+PROF_EXPERIMENT_DIRECTORY=many ./many.x
+open_report many
+
 echo "== MPI, 4 ranks"
 "$wrap" mpicc -O2 -I"$src/e2e/mpi" "$src/e2e/mpi/ring.c" -o ring.x
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=ring mpirun -np 4 ./ring.x >/dev/null
