@@ -76,6 +76,14 @@ def main():
             fail("the run table's program is %r, expected %r" % (m.group(1) if m else None, want))
     if "--no-cuda" in opts and "<td>PROF_CUDA_ENABLE</td>" in dom:
         fail("the run table shows PROF_CUDA_ENABLE for a run without GPU streams")
+    if report.get("timeline"):  # the timeline leaves out the locations that recorded nothing
+        busy = [r for r in report["timeline"]["rows"] if any(t >= 0 and b > 0 for t, b in zip(r["top"], r["busy"]))]
+        canvas = re.search(r'<canvas id="timeline-canvas" data-rows="(\d+)" data-hidden="(\d+)"', dom)
+        if not canvas or (int(canvas.group(1)), int(canvas.group(2))) != (len(busy), len(report["timeline"]["rows"]) - len(busy)):
+            fail("the timeline draws %s rows (hidden %s), expected %d with something recorded of %d" % (
+                canvas.group(1) if canvas else None, canvas.group(2) if canvas else None, len(busy), len(report["timeline"]["rows"])))
+        elif "--idle-rows" in opts and int(canvas.group(2)) < int(opts[opts.index("--idle-rows") + 1]):
+            fail("the timeline hides %s rows, expected at least %s" % (canvas.group(2), opts[opts.index("--idle-rows") + 1]))
     nodes = re.findall(r'<div class="node"[^>]*>', dom)
     if not nodes:
         fail("no box in the call-path icicle")

@@ -107,6 +107,24 @@ echo "== 40 functions: the page lists the top 25 and says how many more there ar
 PROF_EXPERIMENT_DIRECTORY=many ./many.x
 open_report many
 
+echo "== threads that record nothing: left out of the timeline"
+cat >idle.c <<'EOF'
+#include <pthread.h>
+#include <unistd.h>
+__attribute__((no_instrument_function)) static void* idle(void* arg) { usleep(20000); return arg; }
+__attribute__((noinline)) void work(void) { for (volatile int k = 0; k < 3000000; ++k) {} }
+int main(void) {
+  pthread_t t[3];
+  for (int i = 0; i < 3; ++i) pthread_create(&t[i], 0, idle, 0);
+  work();
+  for (int i = 0; i < 3; ++i) pthread_join(t[i], 0);
+  return 0;
+}
+EOF
+"$wrap" gcc -O1 -pthread idle.c -o idle.x
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=idle ./idle.x
+open_report idle --idle-rows 3
+
 echo "== MPI, 4 ranks"
 "$wrap" mpicc -O2 -I"$src/e2e/mpi" "$src/e2e/mpi/ring.c" -o ring.x
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=ring mpirun -np 4 ./ring.x >/dev/null
