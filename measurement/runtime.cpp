@@ -1848,6 +1848,16 @@ void write_run_file(State& s, const std::vector<Location*>& locs, const RunCount
                 s.rank, exit_status, locs.size(), s.flushes, c.lost, c.repairs, c.unmatched, c.closed, c.reentries, c.samples,
                 c.samples_dropped);
   std::string text = head;
+  if (s.rank == 0) {
+    // The command line as the user gave it (prof-report's Run table without a trace): tab-separated.
+    std::string command = "rank=0 command=" + s.exe_name;
+    for (std::string a : s.args) {
+      std::replace(a.begin(), a.end(), '\t', ' ');
+      std::replace(a.begin(), a.end(), '\n', ' ');
+      command += "\t" + a;
+    }
+    text += command + "\n";
+  }
   for (unsigned i = 0; i < log::kept_count(); ++i)
     if (const char* line = log::kept_line(i)) text += "rank=" + std::to_string(s.rank) + " message=" + line + "\n";
   // Shared by the ranks: appended to, created by the first, never through a link.

@@ -112,6 +112,7 @@ struct Report {
   std::vector<std::string> warnings;
   // prof.run: one line per process (rank) with its counts, and its first warnings.
   std::map<std::string, double> run_counts;  // summed over the processes
+  std::vector<std::string> command;          // rank 0's program (base name) and arguments (prof.run)
   unsigned run_lines = 0;
   int exit_status = 0;
 };
@@ -130,6 +131,14 @@ void read_run_file(Report& rep) {
     if (sp == std::string::npos) continue;
     rank = line.substr(5, sp - 5);
     const std::string rest = line.substr(sp + 1);
+    if (rest.rfind("command=", 0) == 0) {  // rank 0's command line, tab-separated
+      if (rep.command.empty()) {
+        std::istringstream words(rest.substr(8));
+        for (std::string w; std::getline(words, w, '\t');) rep.command.push_back(w);
+        if (!rep.command.empty()) rep.command[0] = rep.command[0].substr(rep.command[0].find_last_of('/') + 1);
+      }
+      continue;
+    }
     if (rest.rfind("message=", 0) == 0) {
       std::string text = rest.substr(8);
       // "prof: rank 3: warning: ..." or "prof: warning: ...": the text after "prof: [rank N: ]"
@@ -602,15 +611,24 @@ std::string region_note(const Report& rep, const RegionRow& r) {
          (samples != rep.run_counts.end() && samples->second > 0 ? ", time no sample saw" : "");
 }
 
+// The program and its arguments: the trace's ProgramBegin, else rank 0's line in prof.run (a run
+// without a trace). Empty when neither has it.
+std::vector<std::string> command_of(const Report& rep, const TraceScan* trace) {
+  if (!trace || trace->program().empty()) return rep.command;
+  std::vector<std::string> c{trace->program()};
+  c.insert(c.end(), trace->args().begin(), trace->args().end());  // ProgramBegin's arguments: argv[1] on
+  return c;
+}
+
 std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Definitions* defs, const Options& o) {
   const cube4::ReadProfile& p = rep.profile;
   std::string j = "{\n\"format\": \"prof-report\", \"version\": 1,\n\"experiment\": " + json_string(rep.experiment);
   // Run
   j += ",\n\"run\": {";
-  j += "\"program\": " + json_string(trace ? trace->program() : "");
+  const std::vector<std::string> command = command_of(rep, trace);
+  j += "\"program\": " + json_string(command.empty() ? "" : command[0]);
   j += ", \"args\": [";
-  if (trace)
-    for (std::size_t i = 0; i < trace->args().size(); ++i) j += (i ? ", " : "") + json_string(trace->args()[i]);
+  for (std::size_t i = 1; i < command.size(); ++i) j += (i > 1 ? ", " : "") + json_string(command[i]);
   j += "], \"date\": " + json_string(defs ? date_text(defs->realtime_ns) : "");
   j += ", \"duration_s\": " + json_number(trace ? trace->duration() : 0);
   j += ", \"processes\": " + std::to_string(rep.have_profile ? rep.processes : trace ? trace->processes() : 0);
@@ -788,9 +806,9 @@ std::string make_text(const Report& rep, const TraceScan* trace, const Options& 
   std::ostringstream t;
   const cube4::ReadProfile& p = rep.profile;
   t << "prof-report: " << rep.experiment << "\n";
-  if (trace && !trace->program().empty()) {
-    t << "program: " << trace->program();
-    for (const std::string& a : trace->args()) t << " " << a;  // ProgramBegin's arguments: argv[1] on
+  if (const std::vector<std::string> command = command_of(rep, trace); !command.empty()) {
+    t << "program:";
+    for (const std::string& a : command) t << " " << a;
     t << "\n";
   }
   t << "processes " << rep.processes << ", threads " << rep.threads << ", GPU streams " << rep.streams;

@@ -43,6 +43,10 @@ grep -q '^Top regions by exclusive time' threads.txt && grep -Eq ' barrier$| rel
 # The command line with its first argument (issue 31: "hello two three"), and the mean it promises.
 grep -qx 'program: jacobi.x one two three' threads.txt || { echo "FAIL: --text's program line: $(grep '^program' threads.txt)"; exit 1; }
 grep -Eq '^ +group +paradigm .* min +mean +max +region$' threads.txt || { echo "FAIL: --text's table has no mean column"; exit 1; }
+# Without a trace the command line comes from prof.run (rank 0's command= line), arguments intact.
+PROF_EXPERIMENT_DIRECTORY=profonly ./jacobi.x one "two words" >/dev/null
+"$report" --text profonly | grep -qx 'program: jacobi.x one two words' || { echo "FAIL: profile-only program line: $("$report" --text profonly | grep program)"; exit 1; }
+"$report" --json profonly | /usr/bin/python3 -c 'import json, sys; r = json.load(sys.stdin)["run"]; assert (r["program"], r["args"]) == ("jacobi.x", ["one", "two words"]), r'
 "$report" --json threads | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["format"] == "prof-report" and d["timeline"]["rows"], d.keys()'
 "$report" --no-trace --json threads | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["timeline"] is None and d["regions"]'
 
