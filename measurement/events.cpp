@@ -3,6 +3,8 @@
 // recording on/off.
 #include "measurement/events.hpp"
 
+#include <unwind.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -265,6 +267,47 @@ void unwind_to(Location* loc, std::uintptr_t cfa) {
     }
     detail::pop(loc, t);
   }
+}
+
+namespace {
+/// What unwind_to_entry's stack walk looks for. The walk's _Unwind_GetCFA gives each frame's
+/// stack pointer (the CFA of the frame it called), so the frame whose value is the hook's CFA is
+/// the instrumented function's (the hook's caller, also when the hook tail-called prof), and the
+/// next frame's value is that function's own CFA.
+struct HookCaller {
+  std::uintptr_t hook_cfa;
+  std::uintptr_t start = 0;  ///< the start of the instrumented function's code (its unwind entry)
+  std::uintptr_t cfa = 0;    ///< its CFA (0: not found)
+  unsigned frames = 0;
+};
+
+_Unwind_Reason_Code find_hook_caller(_Unwind_Context* ctx, void* arg) {
+  auto* h = static_cast<HookCaller*>(arg);
+  const auto sp = static_cast<std::uintptr_t>(_Unwind_GetCFA(ctx));
+  if (h->start) {
+    h->cfa = sp;
+    return _URC_END_OF_STACK;
+  }
+  if (sp == h->hook_cfa) {
+    h->start = static_cast<std::uintptr_t>(_Unwind_GetRegionStart(ctx));
+    if (!h->start) return _URC_END_OF_STACK;
+  } else if (sp > h->hook_cfa || ++h->frames > 32) {
+    return _URC_END_OF_STACK;  // passed it: not found
+  }
+  return _URC_NO_REASON;
+}
+}  // namespace
+
+void unwind_to_entry(Location* loc, RegionId region, std::uintptr_t cfa) {
+  std::uintptr_t bound = cfa;
+  if (cfa) {
+    HookCaller h{cfa};
+    _Unwind_Backtrace(&find_hook_caller, &h);
+    // The hook of a function inlined into its caller runs in the caller's frame, whose open
+    // frames are live: only the function's own entry moves the bound.
+    if (h.cfa > cfa && h.start == regions::entry_of(region)) bound = h.cfa;
+  }
+  unwind_to(loc, bound);
 }
 
 bool event(Location* loc, Timestamp t, RecordType type, std::uint32_t ref, std::uint64_t value) {

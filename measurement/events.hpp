@@ -93,6 +93,14 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool close_visit(Location* loc, Pro
 /// Drops frames deeper than `cfa` (after longjmp or a caught exception), writing their Leaves.
 void unwind_to(Location* loc, std::uintptr_t cfa);
 
+/// As unwind_to, at the compiler entry hook of `region` called with `cfa` (its caller's stack
+/// pointer), from that hook itself. Frames of functions called before by the entered function's
+/// caller used the same stack, so their stack pointers may lie above `cfa` although a longjmp to
+/// that caller left them: the bound is the entered function's own CFA, which a walk of the stack
+/// gives when the hook is its own entry (not that of a function inlined into it). Rare: once per
+/// longjmp, a few microseconds.
+void unwind_to_entry(Location* loc, RegionId region, std::uintptr_t cfa);
+
 /// The clocks of enter_at/leave_at: now (every hook), or a time taken earlier (events deferred
 /// from a signal handler).
 struct Now {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "measurement/events.hpp"
 
@@ -43,8 +44,14 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool throttled_call(Location* loc, 
 template <class Clock>
 PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void record(Location* loc, RegionId r, std::uintptr_t cfa, bool is_enter, Clock clock) {
   if (PROF_UNLIKELY(regions::throttled(r)) && throttled_call(loc, r, is_enter)) return;
-  if (is_enter) enter_at(loc, r, cfa, clock);
-  else leave_at(loc, r, cfa, clock);
+  if (is_enter) {
+    // After a longjmp: a live hook's stack tells which frames the jump left (a replayed one's is gone).
+    if constexpr (std::is_same_v<Clock, Now>)
+      if (PROF_UNLIKELY(loc->unwind_check)) unwind_to_entry(loc, r, cfa);
+    enter_at(loc, r, cfa, clock);
+  } else {
+    leave_at(loc, r, cfa, clock);
+  }
 }
 
 /// `Lookup` is a class with `static RegionId region(Location*, Key)` (the region, or
