@@ -3,6 +3,7 @@
 // recording on/off.
 #include "measurement/events.hpp"
 
+#include <sys/mman.h>
 #include <unwind.h>
 
 #include <cerrno>
@@ -226,6 +227,21 @@ Record* reserve_slow(Location* loc, Timestamp t, unsigned slots) {
   return r;
 }
 
+DeferredEvent* more_deferred_room(Location* loc) {
+  const int saved = errno;
+  void* p = ::mmap(nullptr, kDeferredMore * sizeof(DeferredEvent), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  DeferredEvent* mine = p == MAP_FAILED ? nullptr : static_cast<DeferredEvent*>(p);
+  DeferredEvent* seen = nullptr;
+  // A nested handler may have mapped it meanwhile: theirs stays.
+  if (mine && !loc->deferred_more.compare_exchange_strong(seen, mine, std::memory_order_relaxed)) {
+    ::munmap(p, kDeferredMore * sizeof(DeferredEvent));
+    mine = seen;
+  }
+  errno = saved;
+  return mine;
+}
+
 void drain_deferred(Location* loc) {
   if (loc->busy) return;  // the hook that is running drains them when it is done
   loc->busy = true;
@@ -235,13 +251,14 @@ void drain_deferred(Location* loc) {
     std::uint32_t n = loc->deferred_count.load(std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     for (; done < n; ++done) {
-      const DeferredEvent e = loc->deferred[done];
+      const DeferredEvent e =
+          done < kDeferredEvents ? loc->deferred[done] : loc->deferred_more.load(std::memory_order_relaxed)[done - kDeferredEvents];
       // Replayed only while measuring: finalize may have closed this location's frames.
       if (loc->active && g_phase.load(std::memory_order_relaxed) == static_cast<int>(Phase::Within)) {
         e.replay(loc, e);
         ++loc->replayed_events;
       } else {
-        ++loc->dropped_reentries;
+        ++loc->late_reentries;
       }
     }
     // A handler that deferred more meanwhile raised the count: go on with those.

@@ -238,6 +238,9 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline bool try_leave(Location* loc, Regio
 
 /// Replays the events signal handlers deferred while the thread was inside prof.
 PROF_COLD void drain_deferred(Location* loc);
+/// loc->deferred_more, mapped now when it was not yet (from a signal handler: mmap; errno kept);
+/// nullptr when no memory.
+PROF_COLD DeferredEvent* more_deferred_room(Location* loc);
 }  // namespace detail
 
 /// After a hook cleared loc->busy: events that signal handlers deferred meanwhile (rare).
@@ -249,13 +252,15 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void after_hook(Location* loc) {
 /// event for after_hook. False when there is no room (the caller counts it as dropped).
 PROF_NO_INSTRUMENT inline bool defer(Location* loc, void (*replay)(Location*, const DeferredEvent&), std::uintptr_t key,
                                      std::uintptr_t cfa, bool is_enter) {
+  DeferredEvent* more = loc->deferred_more.load(std::memory_order_relaxed);  // set once
   std::uint32_t n = loc->deferred_count.load(std::memory_order_relaxed);
   do {
-    if (n >= kDeferredEvents) return false;
+    if (n >= kDeferredEvents && !more && !(more = detail::more_deferred_room(loc))) return false;
+    if (n >= kDeferredEvents + kDeferredMore) return false;
   } while (!loc->deferred_count.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
   // The slot is ours; nothing reads it before this handler returns (a drain runs only outside
   // signal handlers that interrupted prof, and a nested handler takes the next slot).
-  loc->deferred[n] = DeferredEvent{replay, key, cfa, timer::now(), is_enter};
+  (n < kDeferredEvents ? loc->deferred[n] : more[n - kDeferredEvents]) = DeferredEvent{replay, key, cfa, timer::now(), is_enter};
   std::atomic_signal_fence(std::memory_order_seq_cst);
   return true;
 }

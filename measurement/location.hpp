@@ -86,8 +86,14 @@ struct DeferredEvent {
   Timestamp time;
   bool enter;
 };
-/// Room for the events of nested signal handlers per location; more are counted as dropped.
+/// Room for the events of signal handlers that interrupted prof, per location (Location::deferred).
 constexpr std::uint32_t kDeferredEvents = 128;
+/// And in Location::deferred_more, mapped when those are not enough: prof stays
+/// busy on a thread for milliseconds while it writes a full trace buffer (or waits for another
+/// thread's), and a handler at a high rate defers hundreds of events meanwhile (issue 30: 27 % of
+/// a 200 us timer's handler calls were dropped). 640 KiB of address space, touched as used,
+/// outside PROF_TOTAL_MEMORY; more are counted as dropped.
+constexpr std::uint32_t kDeferredMore = 16384;
 
 /// Location::first_repair_by of a frame closed because the stack pointer passed it.
 constexpr RegionId kRepairByJump = ~0u - 1;
@@ -103,8 +109,8 @@ struct Location {
   bool cache_stale = false;   ///< code was unloaded (dlclose): empty the region cache first
   std::uint8_t metric_count = 0;  ///< metric values read at each recorded Enter/Leave (0: none)
   std::uint8_t flags_spare = 0;   ///< 0: completes the flags word
-  /// Events deferred from signal handlers (deferred[0..n)), replayed after the hook they
-  /// interrupted (events.hpp, after_hook). Written by the handler, emptied by the owner.
+  /// Events deferred from signal handlers (deferred[0..n), then deferred_more), replayed after
+  /// the hook they interrupted (events.hpp, after_hook). Written by the handler, emptied by the owner.
   std::atomic<std::uint32_t> deferred_count{0};
   RegionCache cache;
   EventBuffer trace;
@@ -164,7 +170,8 @@ struct Location {
   /// left by longjmp or an exception; and the innermost frame it closed) and the first unmatched
   /// Leave's region, for the end-of-run warning; ~0u: none.
   RegionId first_repair_by = ~0u, first_repaired = ~0u, first_unmatched = ~0u;
-  std::uint64_t dropped_reentries = 0;  ///< events inside prof itself (signals) that could not be deferred
+  std::uint64_t dropped_reentries = 0;  ///< events of signal handlers inside prof: no room to defer them
+  std::uint64_t late_reentries = 0;     ///< deferred, but the measurement had ended before their replay
   std::uint64_t replayed_events = 0;    ///< events from signal handlers, deferred and replayed
   std::uint64_t closed_at_end = 0;      ///< frames still open when the thread or process ended
   /// A blocking MPI collective whose MpiCollectiveBegin is written and whose End is not (yet):
@@ -195,6 +202,8 @@ struct Location {
   EventBuffer sample_buffer;           ///< the samples when there is no trace (profile only)
   std::vector<RegionId>* replay = nullptr;
   DeferredEvent deferred[kDeferredEvents];  ///< see deferred_count
+  /// kDeferredMore more, mapped by the first handler that needs them (never unmapped).
+  std::atomic<DeferredEvent*> deferred_more{nullptr};
   std::uint64_t samples = 0;           ///< written as RawSample
   std::uint64_t samples_in_prof = 0;   ///< landed inside prof itself (not the user's code)
   std::uint64_t samples_dropped = 0;   ///< no buffer space

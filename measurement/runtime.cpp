@@ -1455,7 +1455,7 @@ std::vector<Location*> stop_recording(State& s, const Location* self) {
 
 /// What the locations counted during the run, summed for the end-of-run lines.
 struct RunCounts {
-  std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0, replayed = 0;
+  std::uint64_t repairs = 0, unmatched = 0, closed = 0, lost = 0, reentries = 0, late_reentries = 0, replayed = 0;
   std::uint64_t unfinished_collectives = 0;  // MPI collectives a stop ended (close_collective)
   RegionId first_repair_by = ~0u, first_repaired = ~0u, first_unmatched = ~0u;  // see Location
   std::uint64_t samples = 0, samples_in_prof = 0, samples_dropped = 0, sample_ticks = 0;
@@ -1487,6 +1487,7 @@ RunCounts close_locations(const std::vector<Location*>& locs, std::int64_t exit_
     c.unmatched += loc->unmatched_leaves;
     c.lost += loc->lost_events;
     c.reentries += loc->dropped_reentries;
+    c.late_reentries += loc->late_reentries;
     c.replayed += loc->replayed_events;
     c.unfinished_collectives += loc->unfinished_collectives;
   }
@@ -1817,10 +1818,16 @@ void report_end_of_run(State& s, const std::vector<Location*>& locs, const RunCo
     log::info(1, "%" PRIu64 " bytes of events were flushed to spill files (before the experiment directory existed, or while "
               "every OTF2 buffer was in use) and converted at the end", s.spilled_bytes);
   if (c.replayed) log::info(1, "%" PRIu64 " events of signal handlers that interrupted prof were recorded after it", c.replayed);
-  if (c.reentries)
-    log::warning("%" PRIu64 " events of signal handlers that interrupted prof were dropped (more than %u nested at once, or "
-                 "after the measurement ended); their functions' visits are missing",
-                 c.reentries, kDeferredEvents);
+  if (c.reentries)  // no room to keep them (issue 30: the old reason named the nesting, not prof's long busy spells)
+    log::warning("%" PRIu64 " events of signal handlers were dropped, their functions' visits are missing: more than %u came while "
+                 "prof was busy on their thread%s",
+                 c.reentries, kDeferredEvents + kDeferredMore,
+                 s.flushes ? ", writing full trace buffers (or waiting for another thread's); a PROF_TOTAL_MEMORY that avoids the "
+                             "flushes (see above) keeps them"
+                           : ": a handler made that many calls at once; filter out its short functions");
+  if (c.late_reentries)
+    log::info(1, "%" PRIu64 " events of signal handlers that interrupted prof came as the measurement ended and were not recorded",
+              c.late_reentries);
   if (const filter::Filter* f = regions::filter())  // rules that matched nothing (issue 30)
     if (const std::string w = filter::unmatched_warning(*f, v.filtering_file, prof_instrument_filters); !w.empty())
       log::warning("%s", w.c_str());
