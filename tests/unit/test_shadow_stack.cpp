@@ -543,3 +543,41 @@ TEST_CASE("throttling: throttled calls record nothing and keep the stack nested"
   CHECK(loc->unmatched_leaves == 0);
   prof::regions::set_throttle(0, 300, 1.0);
 }
+
+namespace {
+std::vector<std::uintptr_t> g_replayed;
+void note_replay(Location*, const prof::DeferredEvent& e) { g_replayed.push_back(e.key); }
+}  // namespace
+
+// Issue 30: prof stays busy for milliseconds while it writes a full trace buffer; a signal
+// handler's events meanwhile were dropped beyond 128.
+TEST_CASE("deferred events: thousands deferred while prof is busy are all replayed, in order", "[shadow-stack][signals]") {
+  Fixture fx;
+  Location* loc = &fx.loc;
+  const int phase = prof::g_phase.load();
+  prof::g_phase.store(static_cast<int>(prof::Phase::Within));
+  const auto fill = [&](std::uint32_t n) {
+    g_replayed.clear();
+    loc->busy = true;  // as when a handler interrupts prof
+    for (std::uint32_t i = 0; i < n; ++i) REQUIRE(prof::defer(loc, &note_replay, i, 0, true));
+    loc->busy = false;
+  };
+  const auto replayed_in_order = [&](std::uint32_t n) {
+    prof::after_hook(loc);
+    REQUIRE(g_replayed.size() == n);
+    for (std::uint32_t i = 0; i < n; ++i) REQUIRE(g_replayed[i] == i);
+    CHECK(loc->deferred_count.load() == 0);
+  };
+  fill(prof::kDeferredEvents + 5000);
+  CHECK(loc->deferred_more.load() != nullptr);
+  replayed_in_order(prof::kDeferredEvents + 5000);
+  // Full: the next one is refused (the hook counts it as dropped); the room is used again.
+  constexpr std::uint32_t room = prof::kDeferredEvents + prof::kDeferredMore;
+  fill(room);
+  loc->busy = true;
+  CHECK_FALSE(prof::defer(loc, &note_replay, room, 0, true));
+  loc->busy = false;
+  replayed_in_order(room);
+  CHECK(loc->replayed_events == prof::kDeferredEvents + 5000 + room);
+  prof::g_phase.store(phase);
+}
