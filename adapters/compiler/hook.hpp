@@ -4,7 +4,6 @@
 // of the region the hook's own lookup gives. The two adapters differ only in that lookup.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <type_traits>
@@ -71,12 +70,10 @@ PROF_NO_INSTRUMENT PROF_ALWAYS_INLINE inline void lookup_and_record(Location* lo
 }
 
 /// An event a signal handler's hook deferred (the handler interrupted prof on this thread),
-/// replayed by after_hook with its own time, no earlier than what the trace holds already.
+/// replayed by after_hook with its own time (drain_deferred raised it to what the trace holds).
 template <class Lookup, class Key>
 PROF_COLD PROF_NO_INSTRUMENT void replay(Location* loc, const DeferredEvent& e) {
-  Timestamp t = e.time;
-  if (loc->tracing) t = std::max(t, loc->trace.last_time());
-  lookup_and_record<Lookup>(loc, reinterpret_cast<Key>(e.key), e.cfa, e.enter, At{t});
+  lookup_and_record<Lookup>(loc, reinterpret_cast<Key>(e.key), e.cfa, e.enter, At{e.time});
 }
 
 template <class Lookup, class Key>

@@ -546,7 +546,11 @@ TEST_CASE("throttling: throttled calls record nothing and keep the stack nested"
 
 namespace {
 std::vector<std::uintptr_t> g_replayed;
-void note_replay(Location*, const prof::DeferredEvent& e) { g_replayed.push_back(e.key); }
+std::vector<prof::Timestamp> g_replay_times;
+void note_replay(Location*, const prof::DeferredEvent& e) {
+  g_replayed.push_back(e.key);
+  g_replay_times.push_back(e.time);
+}
 }  // namespace
 
 // Issue 30: prof stays busy for milliseconds while it writes a full trace buffer; a signal
@@ -579,5 +583,24 @@ TEST_CASE("deferred events: thousands deferred while prof is busy are all replay
   loc->busy = false;
   replayed_in_order(room);
   CHECK(loc->replayed_events == prof::kDeferredEvents + 5000 + room);
+  prof::g_phase.store(phase);
+}
+
+TEST_CASE("deferred events: replayed no earlier than the trace's last record", "[shadow-stack][signals]") {
+  Fixture fx;
+  Location* loc = &fx.loc;
+  const int phase = prof::g_phase.load();
+  prof::g_phase.store(static_cast<int>(prof::Phase::Within));
+  g_replayed.clear();
+  g_replay_times.clear();
+  loc->busy = true;
+  for (std::uintptr_t i = 0; i < 300; ++i) REQUIRE(prof::defer(loc, &note_replay, i, 0, true));
+  loc->busy = false;
+  // The interrupted hook wrote a record after the handler's events were taken.
+  const prof::Timestamp late = prof::timer::now() + 1000000;
+  REQUIRE(prof::detail::put(loc, late, RecordType::Enter, 1));
+  prof::after_hook(loc);
+  REQUIRE(g_replay_times.size() == 300);
+  for (prof::Timestamp t : g_replay_times) CHECK(t == late);
   prof::g_phase.store(phase);
 }
