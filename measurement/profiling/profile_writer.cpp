@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "measurement/definitions/regions.hpp"
@@ -234,20 +235,41 @@ bool build_profile(const std::vector<Location*>& locations, Timestamp end, cube4
   // (a call path only samples found, never entered) spent the time its samples stand for (hits x
   // period of time-based sources, as the sampled_time metric): measured nowhere else, that time is
   // taken from its instrumented caller's exclusive time, so that a sampling-only profile shows its
-  // hot functions by time and not all of it in the program's root.
+  // hot functions by time and not all of it in the program's root. Samples are a statistical
+  // estimate: where those below an instrumented call path stand for more than its measured time
+  // leaves (a short function with a lucky sample), they are scaled down to fit, so that no
+  // exclusive time is negative.
   std::unordered_map<const ProfileNode*, std::uint64_t> below;
+  std::unordered_set<const ProfileNode*> sampled_part;  // call paths only samples found (and all below them)
   const auto incl_of = [&](const ProfileNode* n) {
     auto it = below.find(n);
     return it != below.end() ? it->second : n->incl_ticks;
   };
   const double ticks_per_ns = static_cast<double>(timer::resolution()) / 1e9;
   const std::unordered_map<const ProfileNode*, std::uint64_t>* sampled = nullptr;
+  const auto scale = [&](const auto& self, const ProfileNode* n, double f) -> void {
+    if (auto it = below.find(n); it != below.end()) it->second = static_cast<std::uint64_t>(static_cast<double>(it->second) * f);
+    for (const ProfileNode* c = n->first_child; c; c = c->next_sibling) self(self, c, f);
+  };
   const auto fill_below = [&](const auto& self, const ProfileNode* n) -> std::uint64_t {
-    std::uint64_t children = 0;
-    for (const ProfileNode* c = n->first_child; c; c = c->next_sibling) children += self(self, c);
-    if (n->visits == 0 && n->incl_ticks == 0 && n->parent && sampled) {
-      auto it = sampled->find(n);
-      if (it != sampled->end()) children += static_cast<std::uint64_t>(static_cast<double>(it->second) * ticks_per_ns);
+    std::uint64_t children = 0, from_samples = 0;
+    bool only_sampled = n->visits == 0 && n->incl_ticks == 0 && n->parent && sampled;
+    for (const ProfileNode* c = n->first_child; c; c = c->next_sibling) {
+      const std::uint64_t v = self(self, c);
+      children += v;
+      if (sampled_part.count(c)) from_samples += v;
+      else only_sampled = false;
+    }
+    if (only_sampled) {
+      sampled_part.insert(n);
+      if (auto it = sampled->find(n); it != sampled->end())
+        children += static_cast<std::uint64_t>(static_cast<double>(it->second) * ticks_per_ns);
+    }
+    if (n->visits != 0 && from_samples > 0 && children > n->incl_ticks) {
+      const std::uint64_t measured = children - from_samples;
+      const double f = n->incl_ticks > measured ? static_cast<double>(n->incl_ticks - measured) / static_cast<double>(from_samples) : 0.0;
+      for (const ProfileNode* c = n->first_child; c; c = c->next_sibling)
+        if (sampled_part.count(c)) scale(scale, c, f);
     }
     if (n->visits != 0 || !n->parent || n->incl_ticks >= children) return n->incl_ticks;
     below[n] = children;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "measurement/definitions/regions.hpp"
@@ -135,4 +136,63 @@ TEST_CASE("folded_visits: no metric when nothing was folded", "[cube4_folded]") 
   REQUIRE(prof::build_profile(locs, prof::timer::now(), &p, &err));
   CHECK(p.extra_metrics.empty());
   CHECK(t.loc.too_deep == nullptr);
+}
+
+TEST_CASE("sampled frames: their samples' time, scaled down where it exceeds the caller's", "[cube4_sampled]") {
+  ProfiledLocation t(100);
+  const RegionId main_r = ProfiledLocation::region("main"), short_r = ProfiledLocation::region("short_fn"),
+                 work_r = ProfiledLocation::region("work", prof::regions::Paradigm::Sampling),
+                 copy_r = ProfiledLocation::region("copy", prof::regions::Paradigm::Sampling);
+  prof::enter(&t.loc, main_r, 0);
+  prof::enter(&t.loc, short_r, 0);
+  prof::leave(&t.loc, short_r, 0);  // a few microseconds measured
+  const std::uint64_t t0 = prof::timer::now();
+  while (prof::timer::ticks_to_ns(prof::timer::now() - t0) < 30000000) {}  // main: at least 30 ms
+  prof::leave(&t.loc, main_r, 0);
+  prof::ProfileNode* main_n = prof::child_of(&t.loc.root_node, main_r);
+  prof::ProfileNode* short_n = prof::child_of(main_n, short_r);
+  REQUIRE(short_n != nullptr);
+  // Samples: 10 ms in work() under main (fits), 5 ms in copy() under short_fn (it measured µs).
+  prof::ProfileNode* work_n = prof::detail::attach_child(&t.loc, main_n, work_r);
+  prof::ProfileNode* copy_n = prof::detail::attach_child(&t.loc, short_n, copy_r);
+  REQUIRE((work_n && copy_n));
+  std::unordered_map<const prof::ProfileNode*, std::uint64_t> hits{{work_n, 10}, {copy_n, 5}}, ns{{work_n, 10000000}, {copy_n, 5000000}};
+  t.loc.hits = &hits;
+  t.loc.sampled_ns = &ns;
+
+  cube4::Profile p;
+  std::string err;
+  std::vector<Location*> locs{&t.loc};
+  const bool built = prof::build_profile(locs, prof::timer::now(), &p, &err);
+  t.loc.hits = nullptr;
+  t.loc.sampled_ns = nullptr;
+  REQUIRE(built);
+  const auto at = [&](const std::vector<std::string>& names) {
+    std::int64_t c = 0;
+    for (const std::string& n : names) {
+      std::int64_t next = -1;
+      for (std::size_t i = 0; i < p.cnodes.size(); ++i)
+        if (p.cnodes[i].parent == c && p.regions[p.cnodes[i].region].name == n) next = static_cast<std::int64_t>(i);
+      REQUIRE(next >= 0);
+      c = next;
+    }
+    return static_cast<std::size_t>(c);
+  };
+  // One location: time_incl is per call path.
+  CHECK(p.time_incl[at({"main", "work"})] == Approx(0.010).epsilon(0.01));
+  const double short_incl = p.time_incl[at({"main", "short_fn"})], copy_incl = p.time_incl[at({"main", "short_fn", "copy"})];
+  CHECK(copy_incl > 0);
+  CHECK(copy_incl <= short_incl);
+  CHECK(short_incl < 0.001);
+  // No exclusive time is negative: inclusive at least the children's everywhere.
+  for (std::size_t c = 0; c < p.cnodes.size(); ++c) {
+    double children = 0;
+    for (std::size_t k = 0; k < p.cnodes.size(); ++k)
+      if (p.cnodes[k].parent == static_cast<std::int64_t>(c)) children += p.time_incl[k];
+    INFO(p.regions[p.cnodes[c].region].name);
+    CHECK(p.time_incl[c] >= children - 1e-12);
+  }
+  // The sampled_time metric keeps what the samples stand for, unscaled.
+  for (const auto& m : p.extra_metrics)
+    if (m.uniq_name == "sampled_time") CHECK(m.values[at({"main", "short_fn", "copy"})] == 5000000);
 }
