@@ -113,6 +113,7 @@ struct Report {
   // prof.run: one line per process (rank) with its counts, and its first warnings.
   std::map<std::string, double> run_counts;  // summed over the processes
   std::vector<std::string> command;          // rank 0's program (base name) and arguments (prof.run)
+  std::vector<char> root_region;             // per profile region: a call tree's root has it
   unsigned run_lines = 0;
   int exit_status = 0;
 };
@@ -287,6 +288,9 @@ bool build_profile(Report& rep, std::string* err) {
                            (parts.size() == 1 ? " " : "s ") + ranks + ", merged (a rank without one is missing from them)");
   }
   rep.have_profile = true;
+  rep.root_region.assign(p.regions.size(), 0);
+  for (const auto& c : p.cnodes)
+    if (c.parent < 0 && c.region < p.regions.size()) rep.root_region[c.region] = 1;
   const cube4::ReadMetric* visits_m = p.metric("visits");
   const cube4::ReadMetric* time_m = p.metric("time");
   if (!visits_m || !time_m) {
@@ -603,9 +607,7 @@ const char* group_name(Group g) { return kGroupName[static_cast<int>(g)]; }
 // the time in no measured function (not prof's overhead). "" for other rows.
 std::string region_note(const Report& rep, const RegionRow& r) {
   if (r.gpu) return "";
-  bool root = false;
-  for (const auto& c : rep.profile.cnodes) root = root || (c.parent < 0 && c.region == r.region);
-  if (!root) return "";
+  if (r.region >= rep.root_region.size() || !rep.root_region[r.region]) return "";
   const auto samples = rep.run_counts.find("samples");
   return std::string("in no measured function: start-up and exit") +
          (samples != rep.run_counts.end() && samples->second > 0 ? ", time no sample saw" : "");
