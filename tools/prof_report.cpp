@@ -367,7 +367,7 @@ bool build_profile(Report& rep, std::string* err) {
       row.visits += v + f;
       row.excl += excl[i];
       if (!under_same[c]) row.incl += incl[i];
-      if (v > 0 || (v == 0 && f == 0 && excl[i] > 0)) {  // entered, or a sampled frame's time (never entered)
+      if (v > 0 || (f == 0 && excl[i] > 0)) {  // entered, or a sampled frame's time (never entered)
         if (per_loc[k].empty()) per_loc[k].assign(nl, -1.0);
         per_loc[k][l] = std::max(per_loc[k][l], 0.0) + excl[i];
       }
@@ -470,7 +470,6 @@ class TraceScan : public otf2::EventSink {
   }
   void message(std::uint64_t l, std::uint64_t, bool send, std::uint32_t peer, std::uint32_t comm, std::uint32_t,
                std::uint64_t bytes) override {
-    ++events_;
     if (!send || bytes_.empty()) return;
     const std::uint32_t from = ranks_.world_rank(l), to = ranks_.world_of(comm, peer);
     const std::uint32_t n = ranks_.size();
@@ -479,11 +478,9 @@ class TraceScan : public otf2::EventSink {
     messages_[static_cast<std::size_t>(from) * n + to] += 1;
   }
   void buffer_flush(std::uint64_t, std::uint64_t, std::uint64_t) override {
-    ++events_;
     ++flushes_;
   }
   void program_begin(std::uint64_t, std::uint64_t, const std::string& name, const std::vector<std::string>& args) override {
-    ++events_;
     if (program_.empty()) {
       program_ = name;
       args_ = args;
@@ -497,6 +494,7 @@ class TraceScan : public otf2::EventSink {
   }
 
   const std::vector<Row>& rows() const { return rows_; }
+  /// Every OTF2 event read (the reader's count, set_events): what otf2-print and prof-export count.
   std::uint64_t events() const { return events_; }
   void set_events(std::uint64_t n) { events_ = n; }
   std::uint64_t flushes() const { return flushes_; }
@@ -512,7 +510,6 @@ class TraceScan : public otf2::EventSink {
 
  private:
   Row* advance(std::uint64_t l, std::uint64_t t) {
-    ++events_;
     auto it = index_.find(l);
     if (it == index_.end()) return nullptr;
     Row& r = rows_[it->second];
