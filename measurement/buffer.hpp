@@ -63,6 +63,17 @@ class EventBuffer {
     }
   }
 
+  /// Calls f(const char* bytes, std::size_t n) for each chunk's committed records, oldest first:
+  /// back to back, as for_each reads them (raw copies: spill files, stop dumps).
+  template <class F>
+  void for_each_run(F&& f) const {
+    const char* committed = committed_.load(std::memory_order_acquire);
+    for (ChunkHeader* c = first_; c; c = c->next) {
+      const char* begin = reinterpret_cast<const char*>(c + 1);
+      const char* end = c == current_ ? committed : begin + c->used_bytes;
+      if (end > begin) f(begin, static_cast<std::size_t>(end - begin));
+    }
+  }
   /// Drops all records; every chunk but the current one is handed to release(chunk).
   template <class R>
   void clear(R&& release) {

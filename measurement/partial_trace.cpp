@@ -31,6 +31,25 @@ constexpr std::uint32_t kMagic = 0x50525431;  // "PRT1"
 constexpr int kLockSeconds = 20;              // another process merging: at most this long
 constexpr const char* kParts = "prof-parts";  // in the experiment: the parts, the merges (write_merged)
 
+std::string stop_file(const std::string& dir, std::uint32_t rank) {
+  return dir + "/" + kParts + "/stop.rank" + std::to_string(rank);
+}
+
+// A stop dump: "PROFSTOP", its version, the rank, the count of locations; per location its id,
+// the writer's event count, last time, waiting correlation id, the count of open regions, the
+// pending chunk's first event and size, the bytes of raw records, then the open regions, the
+// pending chunk and the records; at the end "PROFSTOP" again (a dump cut short has none).
+constexpr char kStopMagic[8] = {'P', 'R', 'O', 'F', 'S', 'T', 'O', 'P'};
+constexpr std::uint32_t kStopVersion = 1;
+
+struct StopHead {
+  std::uint64_t location, events, last;
+  std::uint32_t correlation, open;
+  std::uint64_t first, pending, records;
+};
+static_assert(sizeof(StopHead) == 56, "the dump's layout");
+
+
 struct Part {
   std::uint32_t rank = 0, size = 0;
   otf2w::LocalDefs local;
@@ -185,6 +204,52 @@ std::vector<std::uint32_t> finish_writing(const std::string& dir, std::uint32_t 
   }
   std::sort(waited.begin(), waited.end());
   return waited;
+}
+
+bool save_stop_dump(const std::string& dir, std::uint32_t rank, const std::vector<StopEntry>& entries, std::uint64_t* bytes) {
+  ::mkdir((dir + "/" + kParts).c_str(), 0755);
+  const std::string path = stop_file(dir, rank), tmp = path + ".tmp";
+  constexpr int kCreate = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(tmp.c_str(), kCreate, 0600);
+  if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0) fd = ::open(tmp.c_str(), kCreate, 0600);
+  if (fd < 0) return false;
+  bool ok = true;
+  *bytes = 0;
+  const auto put = [&](const void* p, std::size_t n) {
+    const auto* c = static_cast<const char*>(p);
+    for (std::size_t done = 0; ok && done < n;) {
+      const ssize_t w = ::write(fd, c + done, n - done);
+      if (w > 0) done += static_cast<std::size_t>(w);
+      else if (w == 0 || errno != EINTR) ok = false;
+    }
+    *bytes += n;
+  };
+  const std::uint64_t count = entries.size();
+  put(kStopMagic, 8);
+  put(&kStopVersion, 4);
+  put(&rank, 4);
+  put(&count, 8);
+  for (const StopEntry& e : entries) {
+    const StopHead h{e.location,
+                     e.writer.events,
+                     e.writer.last,
+                     e.writer.correlation,
+                     static_cast<std::uint32_t>(e.writer.open.size()),
+                     e.writer.first,
+                     e.writer.pending.size(),
+                     e.events ? e.events->bytes() : 0};
+    put(&h, sizeof h);
+    put(e.writer.open.data(), 4 * e.writer.open.size());
+    put(e.writer.pending.data(), e.writer.pending.size());
+    if (e.events) e.events->for_each_run([&](const char* p, std::size_t n) { put(p, n); });
+  }
+  put(kStopMagic, 8);
+  const int saved = errno;
+  if (::close(fd) != 0) ok = false;
+  if (ok && ::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  ::unlink(tmp.c_str());
+  errno = ok ? errno : saved;
+  return false;
 }
 
 std::string describe_ranks(const std::vector<std::uint32_t>& ranks, std::uint32_t size) {
@@ -389,6 +454,162 @@ std::uint64_t end_event_file(const std::string& evt, std::uint64_t chunk) {
   return cut;
 }
 
+/// Reads the next `n` bytes of `f`.
+bool read_n(FILE* f, void* p, std::size_t n) { return n == 0 || std::fread(p, 1, n, f) == n; }
+
+/// Converts the dump of one rank (`path`) for the salvage: each location's raw records through a
+/// scratch writer that continues the saved writer's stream, then its event file spliced: the
+/// flushed events, the pending chunk, the converted rest. `counts`: events and locations done.
+bool convert_stop_dump(const std::string& dir, const std::string& path, const otf2w::SalvageState& state,
+                       std::uint64_t* events, std::uint64_t* gap, std::size_t* locations, std::string* error) {
+  FILE* f = std::fopen(path.c_str(), "rbe");
+  if (!f) {
+    *error = "cannot read '" + path + "' (" + std::strerror(errno) + ")";
+    return false;
+  }
+  std::setvbuf(f, nullptr, _IOFBF, 1 << 20);
+  const auto damaged = [&](const char* what) {
+    *error = "'" + path + "' is damaged (" + what + "); remove it to salvage the flushed events alone";
+    std::fclose(f);
+    return false;
+  };
+  char magic[8];
+  std::uint32_t version = 0, rank = 0;
+  std::uint64_t count = 0;
+  if (!read_n(f, magic, 8) || std::memcmp(magic, kStopMagic, 8) != 0 || !read_n(f, &version, 4) || version != kStopVersion ||
+      !read_n(f, &rank, 4) || !read_n(f, &count, 8) || count > (1u << 24))
+    return damaged("no dump header");
+  // The trailer first: a dump the kill cut short was never renamed into place, but a damaged
+  // one must not half-convert.
+  char tail[8];
+  if (std::fseek(f, -8, SEEK_END) != 0 || !read_n(f, tail, 8) || std::memcmp(tail, kStopMagic, 8) != 0 || std::fseek(f, 24, SEEK_SET) != 0)
+    return damaged("no end");
+  const std::string scratch = dir + "/" + kParts + "/stop-" + std::to_string(::getpid());
+  otf2w::remove_scratch_archive(scratch);
+  if (::mkdir(scratch.c_str(), 0700) != 0) {
+    *error = "cannot create '" + scratch + "' (" + std::strerror(errno) + ")";
+    std::fclose(f);
+    return false;
+  }
+  struct Done {
+    std::uint64_t location;
+    otf2w::WriterResume writer;
+  };
+  std::vector<Done> done;
+  bool ok = true;
+  {
+    otf2w::TraceWriter w;
+    if (!w.open(scratch, nullptr, error, nullptr, state.event_chunk)) {
+      std::fclose(f);
+      otf2w::remove_scratch_archive(scratch);
+      return false;
+    }
+    // The same string and metric ids as the writer that wrote the events (set_program first).
+    w.set_program(state.program, state.args);
+    w.set_metrics(state.metrics, state.metric_threads);
+    // Raw records into 1 MiB blocks, written out 16 at a time.
+    constexpr std::size_t kBlock = 1 << 20;
+    std::vector<void*> blocks;
+    for (std::uint64_t i = 0; ok && i < count; ++i) {
+      StopHead h{};
+      if (!read_n(f, &h, sizeof h) || h.open > (1u << 20) || h.pending > (1u << 30)) {
+        ok = false;
+        *error = "'" + path + "' is damaged (a location's header)";
+        break;
+      }
+      Done d{h.location, {}};
+      d.writer.events = h.events;
+      d.writer.last = h.last;
+      d.writer.correlation = h.correlation;
+      d.writer.first = h.first;
+      d.writer.open.resize(h.open);
+      d.writer.pending.resize(h.pending);
+      if (!read_n(f, d.writer.open.data(), 4u * h.open) || !read_n(f, d.writer.pending.data(), h.pending)) {
+        ok = false;
+        *error = "'" + path + "' is damaged (a location's state)";
+        break;
+      }
+      w.resume(h.location, d.writer);
+      EventBuffer buf;
+      std::size_t used = 0;
+      const auto next_block = [&] {
+        if (used == blocks.size()) {
+          void* b = std::malloc(kBlock);
+          if (!b) return false;
+          blocks.push_back(b);
+        }
+        buf.add_chunk(blocks[used++], kBlock);
+        return true;
+      };
+      const auto write_out = [&] {
+        if (!buf.empty() && !w.write_events(h.location, buf, false)) ok = false;
+        buf.release_all([](void*) {});
+        used = 0;
+      };
+      std::uint64_t left = h.records;
+      Record head;
+      while (ok && left >= sizeof head) {
+        if (!read_n(f, &head, sizeof head) || left < kRecordBytes * (1u + head.slots)) {
+          ok = false;
+          break;
+        }
+        Record* r = buf.has_chunk() ? buf.try_reserve(head.slots) : nullptr;
+        if (!r) {
+          if (used >= 16) write_out();
+          if (!next_block() || !(r = buf.try_reserve(head.slots))) {
+            ok = false;
+            break;
+          }
+        }
+        *r = head;
+        if (head.slots && !read_n(f, r + 1, kRecordBytes * head.slots)) {
+          ok = false;
+          break;
+        }
+        buf.commit();
+        left -= kRecordBytes * (1u + head.slots);
+      }
+      if (ok && left) ok = false;
+      if (ok) write_out();
+      else buf.release_all([](void*) {});
+      if (!ok) {
+        if (error->empty() || w.failed()) *error = "'" + path + "': " + (w.failed() ? w.last_error() : std::string("damaged records"));
+        break;
+      }
+      if (!w.close_location(h.location)) {
+        ok = false;
+        *error = "'" + path + "': " + w.last_error();
+        break;
+      }
+      *events += w.event_count(h.location);
+      done.push_back(std::move(d));
+    }
+    for (void* b : blocks) std::free(b);
+  }
+  std::fclose(f);
+  // Each location's file: its flushed events, the pending chunk, the converted rest.
+  for (const Done& d : done) {
+    if (!ok) break;
+    const std::string evt = dir + "/traces/" + std::to_string(d.location) + ".evt";
+    const std::string rest = scratch + "/traces/" + std::to_string(d.location) + ".evt";
+    const std::string to = evt + ".stop";
+    ::unlink(to.c_str());
+    otf2w::chunks::SpliceCounts c;
+    const std::uint64_t first = d.writer.pending.empty() ? d.writer.events + 1 : d.writer.first;
+    if (!otf2w::chunks::splice_file(evt, d.writer.pending, first, rest, to, state.event_chunk, &c, error) ||
+        ::rename(to.c_str(), evt.c_str()) != 0) {
+      if (error->empty()) *error = "cannot write '" + evt + "' (" + std::strerror(errno) + ")";
+      ok = false;
+      break;
+    }
+    *events += c.from_pending;
+    *gap += c.gap;
+    ++*locations;
+  }
+  otf2w::remove_scratch_archive(scratch);
+  return ok;
+}
+
 std::string size_text(std::uint64_t bytes) {
   char buf[64];
   if (bytes >= (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
@@ -415,6 +636,8 @@ bool save_salvage_part(const std::string& dir, const SalvageInfo& info, const un
 void remove_salvage_part(const std::string& dir, std::uint32_t rank) {
   ::unlink(salvage_file(dir, rank).c_str());
   ::unlink((salvage_file(dir, rank) + ".tmp").c_str());
+  ::unlink(stop_file(dir, rank).c_str());
+  ::unlink((stop_file(dir, rank) + ".tmp").c_str());
   ::rmdir((dir + "/" + kParts).c_str());  // only when empty (a failed job's merges stay)
 }
 
@@ -458,6 +681,19 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
     }
   // Each event file as a reader can take it (a kill during a write may leave a part of a chunk).
   const std::uint64_t chunk = first.writer.event_chunk;
+  // The stop dumps first: a location's event file then holds its events up to the stop. A
+  // salvage run again after a failure here splices the same events again (the file's part ends
+  // where the dump's begins).
+  std::uint64_t dumped = 0, gap = 0;
+  std::size_t dumped_locations = 0;
+  std::vector<std::uint32_t> dumped_ranks;
+  for (const SalvagePart& p : parts) {
+    const std::string stop = stop_file(dir, p.info.rank);
+    if (::lstat(stop.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (!convert_stop_dump(dir, stop, p.info.writer, &dumped, &gap, &dumped_locations, error)) return false;
+    ::unlink(stop.c_str());
+    dumped_ranks.push_back(p.info.rank);
+  }
   std::uint64_t cut = 0;
   for (const SalvagePart& p : parts)
     for (std::uint64_t id : p.part.local.locations) cut += end_event_file(dir + "/traces/" + std::to_string(id) + ".evt", chunk);
@@ -541,8 +777,16 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
   report->push_back("trace written: " + dir + "/traces.otf2, " + std::to_string(kept) + " events of " + std::to_string(with_events) +
                     " of " + std::to_string(ids.size()) + " locations" +
                     (first.size > 1 ? " (ranks " + describe_ranks(ranks, first.size) + ")" : std::string()));
-  std::string lost = "lost: the events after each thread's last flush (they were in memory), and each location's last "
-                     "OTF2 chunk that was not full yet";
+  if (!dumped_ranks.empty())
+    report->push_back("the events in memory at the stop signal: " + std::to_string(dumped) + " events of " +
+                      std::to_string(dumped_locations) + " locations converted from the stop dump" +
+                      (first.size > 1 ? " of ranks " + describe_ranks(dumped_ranks, first.size) : std::string()));
+  const bool all_dumped = dumped_ranks.size() == parts.size();
+  std::string lost = all_dumped ? "lost: nothing recorded up to the stop signal"
+                                : std::string("lost: the events after each thread's last flush (they were in memory), and each "
+                                              "location's last OTF2 chunk that was not full yet") +
+                                      (dumped_ranks.empty() ? "" : " (of the ranks without a stop dump)");
+  if (gap) lost += "; " + std::to_string(gap) + " events flushed before the stop, in chunks the kill cut short";
   if (taken > kept) lost += " (" + std::to_string(taken - kept) + " events that the last definitions save had counted)";
   if (cut) lost += "; " + size_text(cut) + " of chunks the kill cut short";
   if (spilled) lost += "; " + size_text(spilled) + " of raw events in prof-spill-* files, which are not converted";
@@ -555,9 +799,10 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
     }
     ::closedir(d);
   }
-  report->push_back(profile ? "regions still open at the kill stay open in the trace; the profile was written before the kill"
-                            : "regions still open at the kill stay open in the trace; there is no profile (it is kept in memory "
-                              "until the end: PROF_FLUSH_SIGNAL writes checkpoints of it during the run)");
+  const std::string open = all_dumped ? "" : "regions still open at the kill stay open in the trace; ";
+  report->push_back(open + (profile ? "the profile was written before the kill"
+                                    : "there is no profile (it is kept in memory until the end: PROF_FLUSH_SIGNAL writes "
+                                      "checkpoints of it during the run)"));
   if (first.size > parts.size())
     report->push_back("ranks without definitions on disk (no flush, or a node lost): " + std::to_string(first.size - parts.size()) +
                       " of " + std::to_string(first.size));

@@ -355,10 +355,8 @@ bool spill_locked(State& s, Location* loc) {
     return false;
   }
   bool ok = true;
-  // Records lie back to back within a chunk: one write per run of them.
-  const char* run = nullptr;
-  std::size_t run_bytes = 0;
-  const auto write_run = [&] {
+  // Records lie back to back within a chunk: one write per chunk.
+  loc->trace.for_each_run([&](const char* run, std::size_t run_bytes) {
     for (std::size_t done = 0; ok && done < run_bytes;) {
       const ssize_t n = ::write(fd, run + done, run_bytes - done);
       if (n <= 0 && errno != EINTR) ok = false;
@@ -367,16 +365,7 @@ bool spill_locked(State& s, Location* loc) {
     s.spilled_bytes += run_bytes;
     s.bytes_recorded += run_bytes;  // the run's need of event memory (unspill_locked does not count them again)
     if (ok) loc->spill_bytes += run_bytes;
-    run_bytes = 0;
-  };
-  loc->trace.for_each([&](const Record& r, const Payload*) {
-    const std::size_t bytes = kRecordBytes * (1u + r.slots);
-    const char* at = reinterpret_cast<const char*>(&r);
-    if (run_bytes && at != run + run_bytes) write_run();
-    if (!run_bytes) run = at;
-    run_bytes += bytes;
   });
-  if (run_bytes) write_run();
   if (::close(fd) != 0) ok = false;
   if (ok) ++loc->spills;
   return ok;
@@ -1640,6 +1629,44 @@ bool write_trace(State& s, const std::vector<Location*>& locs, bool together, co
   return written;
 }
 
+/// The raw-first write-out at a stop signal (partial_trace: stop dumps): when the trace still
+/// buffered is PROF_STOP_DUMP_MIN or more, each location's raw records and its writer's state
+/// go to disk first, so that a SIGKILL during the conversion that follows loses nothing that
+/// prof-salvage cannot convert.
+void dump_at_stop(State& s, const std::vector<Location*>& locs) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (g_checkpoint_child || (s.mpp && !s.is_ready)) return;  // never a collective (ready) from here
+  std::uint64_t buffered = 0;
+  for (const Location* loc : locs)
+    if (!loc->converted) buffered += loc->trace.bytes() + loc->spill_bytes;
+  if (buffered == 0 || buffered < config::g_values.stop_dump_min) return;
+  if (!ready_locked(s) || !s.writer.is_open() || s.writer.failed() || s.trace_abandoned) return;
+  const double start = wall_ms();
+  for (Location* loc : locs) {
+    if (loc->converted) continue;
+    unspill_locked(s, loc);  // rare (more threads flushed at once than OTF2 has buffers): converted now
+    if (!loc->samples_resolved) sampling::resolve(loc, loc->trace, true);  // calling contexts defined before the save
+    loc->samples_resolved = true;
+  }
+  save_salvage_locked(s);
+  std::vector<partial_trace::StopEntry> entries;
+  for (const Location* loc : locs) {
+    partial_trace::StopEntry e;
+    e.location = loc->global_id;
+    e.events = &loc->trace;
+    if (!loc->converted && s.writer.resume_state(loc->global_id, &e.writer)) entries.push_back(std::move(e));
+  }
+  std::uint64_t bytes = 0;
+  if (partial_trace::save_stop_dump(s.writer.directory(), s.rank, entries, &bytes))
+    log::info(1, "stop: %s of buffered events of %zu locations dumped raw in %.0f ms (a kill before the trace is written "
+                 "leaves them to prof-salvage)",
+              size_text(bytes).c_str(), entries.size(), wall_ms() - start);
+  else
+    log::warning("cannot dump the buffered events at the stop in '%s/prof-parts' (%s); a kill before the trace is "
+                 "written loses them",
+                 s.directory.c_str(), std::strerror(errno));
+}
+
 /// The samples still in trace buffers (and spill files, which come first) give the profile their
 /// hits now, before the profile is written; the trace conversion later leaves them as they are.
 /// `traced`: a trace is written (spill files are converted into it, samples kept for it).
@@ -2060,6 +2087,7 @@ void finalize(int exit_status) {
     std::lock_guard<std::mutex> lock(s->mutex);
     save_salvage_locked(*s);
   }
+  if (config::g_values.enable_tracing && g_stop_signal.load()) dump_at_stop(*s, locs);
   if (const std::uint64_t ms = config::g_values.debug_write_pause) {  // tests: signals and kills during the write-out
     struct timespec ts = {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
     while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {

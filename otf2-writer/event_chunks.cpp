@@ -124,6 +124,58 @@ std::uint64_t record_bytes(const unsigned char* c, std::uint64_t pos, std::uint6
   return head + n;
 }
 
+namespace {
+
+/// Reads the events of OTF2 chunks in order, keeping the time of the timestamp records between
+/// them: each event (with its attribute list) goes to `put(bytes, n, time)`.
+class EventWalk {
+ public:
+  enum End { kBad, kChunkEnd, kFileEnd };
+  /// The chunk `c` of `len` bytes (at byte `at` of its file, for messages).
+  template <class Put>
+  End chunk(const unsigned char* c, std::uint64_t len, std::uint64_t at, Put&& put) {
+    if (len < kHeaderBytes + 1 || c[0] != kHeader || c[1] != kEndianness) return bad(at, "no chunk header");
+    for (std::uint64_t pos = kHeaderBytes;;) {
+      if (pos >= len) return bad(at + pos, "a chunk without its end");
+      if (c[pos] == kEndOfChunk) return kChunkEnd;
+      if (c[pos] == kEndOfFile) return kFileEnd;
+      if (c[pos] == kTimestamp) {
+        if (!record_bytes(c, pos, len)) return bad(at + pos, "a cut timestamp");
+        std::memcpy(&time_, &c[pos + 1], 8);
+        timed_ = true;
+        pos += 9;
+        continue;
+      }
+      const std::uint64_t begin = pos;
+      if (c[pos] == kAttributeList) {
+        const std::uint64_t n = record_bytes(c, pos, len);
+        if (!n) return bad(at + pos, "a cut attribute list");
+        pos += n;
+        if (pos >= len || c[pos] <= kHeader || c[pos] == kTimestamp || c[pos] == kAttributeList)
+          return bad(at + pos, "an attribute list without its event");
+      }
+      const std::uint64_t n = record_bytes(c, pos, len);
+      if (!n) return bad(at + pos, "an unknown or cut record");
+      if (!timed_) return bad(at + pos, "an event before any timestamp");
+      pos += n;
+      std::string why;
+      if (!put(&c[begin], pos - begin, time_, &why)) return bad(at + begin, why);
+    }
+  }
+  const std::string& why() const { return why_; }
+
+ private:
+  End bad(std::uint64_t at, const std::string& what) {
+    why_ = what + " at byte " + std::to_string(at);
+    return kBad;
+  }
+  std::uint64_t time_ = 0;
+  bool timed_ = false;
+  std::string why_;
+};
+
+}  // namespace
+
 bool recut_file(const std::string& from_path, const std::string& to_path, std::uint64_t from, std::uint64_t to,
                 RecutCounts* counts, std::string* error) {
   const int in = ::open(from_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -142,51 +194,31 @@ bool recut_file(const std::string& from_path, const std::string& to_path, std::u
   const auto size = static_cast<std::uint64_t>(st.st_size);
   std::vector<unsigned char> c(from);
   ChunkOut o(out, to);
-  std::uint64_t index = 0, time = 0;
-  bool timed = false, ended = false;
+  EventWalk walk;
+  std::uint64_t index = 0;
   std::string why;
-  const auto bad = [&](std::uint64_t at, const std::string& what) {
-    why = what + " at byte " + std::to_string(at);
-    return false;
+  const auto put = [&](const unsigned char* p, std::uint64_t n, std::uint64_t time, std::string* w) {
+    return o.put(p, n, time, ++index, w);
   };
-  const auto cut_chunk = [&](std::uint64_t at, std::uint64_t len) {
-    if (!read_at(in, c.data(), len, at)) return bad(at, "cannot read");
-    if (len < kHeaderBytes + 1 || c[0] != kHeader || c[1] != kEndianness) return bad(at, "no chunk header");
-    for (std::uint64_t pos = kHeaderBytes;;) {
-      if (pos >= len) return bad(at + pos, "a chunk without its end");
-      if (c[pos] == kEndOfChunk) return true;
-      if (c[pos] == kEndOfFile) {
-        ended = true;
-        return true;
-      }
-      if (c[pos] == kTimestamp) {
-        if (!record_bytes(c.data(), pos, len)) return bad(at + pos, "a cut timestamp");
-        std::memcpy(&time, &c[pos + 1], 8);
-        timed = true;
-        pos += 9;
-        continue;
-      }
-      const std::uint64_t begin = pos;
-      if (c[pos] == kAttributeList) {
-        const std::uint64_t n = record_bytes(c.data(), pos, len);
-        if (!n) return bad(at + pos, "a cut attribute list");
-        pos += n;
-        if (pos >= len || c[pos] <= kHeader || c[pos] == kTimestamp || c[pos] == kAttributeList)
-          return bad(at + pos, "an attribute list without its event");
-      }
-      const std::uint64_t n = record_bytes(c.data(), pos, len);
-      if (!n) return bad(at + pos, "an unknown or cut record");
-      if (!timed) return bad(at + pos, "an event before any timestamp");
-      pos += n;
-      if (!o.put(&c[begin], pos - begin, time, ++index, &why)) return bad(at + begin, why);
+  EventWalk::End end = EventWalk::kChunkEnd;
+  for (std::uint64_t at = 0; end == EventWalk::kChunkEnd && at < size; at += from) {
+    const std::uint64_t len = std::min(from, size - at);
+    if (!read_at(in, c.data(), len, at)) {
+      why = "cannot read at byte " + std::to_string(at);
+      end = EventWalk::kBad;
+    } else if ((end = walk.chunk(c.data(), len, at, put)) == EventWalk::kBad) {
+      why = walk.why();
     }
-  };
-  bool ok = true;
-  for (std::uint64_t at = 0; ok && !ended && at < size; at += from) ok = cut_chunk(at, std::min(from, size - at));
-  if (ok && !ended) ok = bad(size, "no END_OF_FILE (a writer that was not closed)");
+  }
+  bool ok = end == EventWalk::kFileEnd;
+  if (end == EventWalk::kChunkEnd) why = "no END_OF_FILE (a writer that was not closed) at byte " + std::to_string(size);
   ok = ok && o.finish(index);
-  if (ok && ::close(out) != 0) ok = bad(o.written(), "cannot write");
-  else if (!ok) ::close(out);
+  if (ok && ::close(out) != 0) {
+    ok = false;
+    why = "cannot write at byte " + std::to_string(o.written());
+  } else if (!ok) {
+    ::close(out);
+  }
   ::close(in);
   if (!ok) {
     ::unlink(to_path.c_str());
@@ -195,6 +227,89 @@ bool recut_file(const std::string& from_path, const std::string& to_path, std::u
   }
   counts->events = index;
   counts->bytes_in = size;
+  counts->bytes_out = o.written();
+  return true;
+}
+
+bool splice_file(const std::string& file, const std::vector<unsigned char>& pending, std::uint64_t first,
+                 const std::string& tail, const std::string& to_path, std::uint64_t size, SpliceCounts* counts,
+                 std::string* error) {
+  *counts = SpliceCounts{};
+  const int out = ::open(to_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (out < 0) {
+    *error = "cannot create '" + to_path + "' (" + std::strerror(errno) + ")";
+    return false;
+  }
+  ChunkOut o(out, size);
+  std::uint64_t index = 0;
+  std::uint64_t* tally = &counts->from_file;
+  bool full = false;  // the file's part is complete: events 1 .. first - 1
+  const auto put = [&](const unsigned char* p, std::uint64_t n, std::uint64_t time, std::string* w) {
+    if (tally == &counts->from_file && index + 1 >= first) {
+      full = true;
+      return true;  // the events from here on come from `pending`
+    }
+    ++*tally;
+    return o.put(p, n, time, ++index, w);
+  };
+  std::string why;
+  bool ok = true;
+  // 1. The file's events before `first`, up to the first chunk the kill cut short.
+  const int in = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st {};
+  if (in >= 0 && ::fstat(in, &st) == 0) {
+    std::vector<unsigned char> c(size);
+    EventWalk walk;
+    const auto len_of = static_cast<std::uint64_t>(st.st_size);
+    for (std::uint64_t at = 0; !full && at < len_of; at += size) {
+      const std::uint64_t len = std::min(size, len_of - at);
+      if (!read_at(in, c.data(), len, at)) break;
+      const EventWalk::End end = walk.chunk(c.data(), len, at, put);
+      if (end != EventWalk::kChunkEnd) break;  // cut short, damaged or the end: what came before is kept
+    }
+  }
+  if (in >= 0) ::close(in);
+  full = true;
+  if (first > 1 && index < first - 1) counts->gap = first - 1 - index;
+  // 2. The writer's chunk that was still in memory.
+  tally = &counts->from_pending;
+  if (!pending.empty()) {
+    EventWalk walk;
+    const EventWalk::End end = walk.chunk(pending.data(), pending.size(), 0, put);
+    if (end == EventWalk::kBad) {
+      ok = false;
+      why = "the dumped chunk: " + walk.why();
+    }
+  }
+  // 3. The events converted from the dump, as a closed writer wrote them.
+  tally = &counts->from_tail;
+  const int t = tail.empty() ? -1 : ::open(tail.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (ok && t >= 0 && ::fstat(t, &st) == 0) {
+    std::vector<unsigned char> c(size);
+    EventWalk walk;
+    const auto len_of = static_cast<std::uint64_t>(st.st_size);
+    EventWalk::End end = EventWalk::kChunkEnd;
+    for (std::uint64_t at = 0; end == EventWalk::kChunkEnd && at < len_of; at += size) {
+      const std::uint64_t len = std::min(size, len_of - at);
+      end = read_at(t, c.data(), len, at) ? walk.chunk(c.data(), len, at, put) : EventWalk::kBad;
+    }
+    if (end != EventWalk::kFileEnd) {
+      ok = false;
+      why = "'" + tail + "': " + (walk.why().empty() ? std::string("no END_OF_FILE") : walk.why());
+    }
+  } else if (ok && !tail.empty()) {
+    ok = false;
+    why = "cannot read '" + tail + "' (" + std::strerror(errno) + ")";
+  }
+  if (t >= 0) ::close(t);
+  ok = ok && o.finish(index);
+  if (ok && ::close(out) != 0) ok = false;
+  else if (!ok) ::close(out);
+  if (!ok) {
+    ::unlink(to_path.c_str());
+    *error = why.empty() ? "cannot write '" + to_path + "'" : why;
+    return false;
+  }
   counts->bytes_out = o.written();
   return true;
 }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace prof::otf2w::chunks {
 
@@ -38,6 +39,24 @@ struct RecutCounts {
 /// its first event. False with the reason in `error` (`to_path` is then removed).
 bool recut_file(const std::string& from_path, const std::string& to_path, std::uint64_t from, std::uint64_t to,
                 RecutCounts* counts, std::string* error);
+
+struct SpliceCounts {
+  std::uint64_t from_file = 0;     ///< events kept of the event file
+  std::uint64_t gap = 0;           ///< events before `first` that the file did not have whole (cut by the kill)
+  std::uint64_t from_pending = 0;  ///< of the writer's chunk that was in memory
+  std::uint64_t from_tail = 0;     ///< of the converted rest
+  std::uint64_t bytes_out = 0;
+};
+
+/// The salvage of a location whose writer was stopped by a stop dump: writes `to_path` (created,
+/// never followed or overwritten) in chunks of `size` bytes with the events 1 .. `first` - 1 of
+/// the event file `file` (missing, or cut short by the kill: what it has whole), then the events
+/// of `pending` (the writer's chunk that was still in memory: its header, events and a
+/// terminator; may be empty), then those of `tail` (a closed writer's event file; "" for none).
+/// False with the reason in `error` (`to_path` is then removed).
+bool splice_file(const std::string& file, const std::vector<unsigned char>& pending, std::uint64_t first,
+                 const std::string& tail, const std::string& to_path, std::uint64_t size, SpliceCounts* counts,
+                 std::string* error);
 
 /// Writes `to_path`: the anchor file `anchor` with its event chunk size `from` changed to `to`.
 /// False with the reason when the anchor does not have the layout OTF2 3.0 writes.

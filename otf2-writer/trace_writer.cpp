@@ -38,6 +38,7 @@ constexpr OTF2_AttributeRef kCorrelationAttribute = 0;
 
 struct BufferMemory {
   void* block = nullptr;   // event buffers: at most one chunk from the pool
+  std::uint64_t location = 0;  // an event buffer's
   bool from_pool = false;
   std::vector<void*> heap;  // other buffers (definitions): plain malloc
 };
@@ -174,6 +175,7 @@ struct TraceWriter::Impl {
   std::uint64_t over_now = 0;  // OTF2 chunks from malloc in use now
   OTF2_AttributeList* attributes = nullptr;  // reused for every event with a correlation id
   std::unordered_map<std::uint64_t, Loc> locs;
+  std::unordered_map<std::uint64_t, BufferMemory*> event_memory;  // location → its event buffer's memory
   std::unordered_map<std::string, OTF2_StringRef> strings;
   std::vector<std::string> string_list;
   OTF2_StringRef program = 0;
@@ -286,10 +288,14 @@ struct TraceWriter::Impl {
     return OTF2_FLUSH;
   }
 
-  static void* allocate(void* data, OTF2_FileType type, OTF2_LocationRef, void** per_buffer, std::uint64_t size) {
+  static void* allocate(void* data, OTF2_FileType type, OTF2_LocationRef location, void** per_buffer, std::uint64_t size) {
     auto* self = static_cast<Impl*>(data);
     auto* mem = static_cast<BufferMemory*>(*per_buffer);
-    if (!mem) *per_buffer = mem = new BufferMemory;
+    if (!mem) {
+      *per_buffer = mem = new BufferMemory;
+      mem->location = location;
+      if (type == OTF2_FILETYPE_EVENTS) self->event_memory[location] = mem;
+    }
     if (type != OTF2_FILETYPE_EVENTS) {
       void* p = std::malloc(size);
       if (p) mem->heap.push_back(p);
@@ -328,6 +334,8 @@ struct TraceWriter::Impl {
     for (void* p : mem->heap) std::free(p);
     mem->heap.clear();
     if (final) {
+      auto it = self->event_memory.find(mem->location);
+      if (it != self->event_memory.end() && it->second == mem) self->event_memory.erase(it);
       delete mem;
       *per_buffer = nullptr;
     }
@@ -552,6 +560,50 @@ void TraceWriter::set_metrics(const std::vector<MetricMember>& members, unsigned
 std::uint64_t TraceWriter::event_count(std::uint64_t location) const {
   auto it = impl_->locs.find(location);
   return it == impl_->locs.end() ? 0 : it->second.events;
+}
+
+bool TraceWriter::resume_state(std::uint64_t location, WriterResume* out) const {
+  const Impl& m = *impl_;
+  *out = WriterResume{};
+  auto it = m.locs.find(location);
+  if (it == m.locs.end()) return true;  // nothing written yet
+  const Impl::Loc& loc = it->second;
+  if (loc.closed) return false;
+  out->last = loc.last;
+  out->correlation = loc.correlation;
+  out->open = loc.open;
+  out->events = loc.events;
+  if (!loc.writer) return true;
+  std::uint64_t counted = 0;
+  if (OTF2_EvtWriter_GetNumberOfEvents(loc.writer, &counted) == OTF2_SUCCESS) out->events = counted;
+  // The chunk OTF2 fills now (one per writer, from allocate): from its header, which names its
+  // first event, to the writer's last event. What follows that is an earlier chunk's leftover.
+  auto mem = m.event_memory.find(location);
+  if (mem == m.event_memory.end() || !mem->second->block) return true;  // the last chunk went to disk
+  const auto* c = static_cast<const unsigned char*>(mem->second->block);
+  const std::uint64_t len = m.stats.otf2_block_bytes;
+  std::uint64_t first = 0;
+  if (len <= chunks::kHeaderBytes || c[0] != chunks::kHeader || c[1] != chunks::kEndianness) return true;
+  std::memcpy(&first, c + 2, 8);
+  if (first == 0 || first > out->events + 1) return true;
+  std::uint64_t pos = chunks::kHeaderBytes;
+  for (std::uint64_t want = out->events + 1 - first; want > 0;) {
+    const std::uint64_t n = chunks::record_bytes(c, pos, len);
+    if (!n) return true;  // not as expected: the salvage names the gap instead
+    if (c[pos] != chunks::kTimestamp && c[pos] != chunks::kAttributeList) --want;
+    pos += n;
+  }
+  out->first = first;
+  out->pending.assign(c, c + pos);
+  out->pending.push_back(chunks::kEndOfChunk);
+  return true;
+}
+
+void TraceWriter::resume(std::uint64_t location, const WriterResume& state) {
+  Impl::Loc& loc = impl_->locs[location];
+  loc.last = state.last;
+  loc.correlation = state.correlation;
+  loc.open = state.open;
 }
 
 bool TraceWriter::writing(std::uint64_t location) const {
@@ -1214,6 +1266,8 @@ bool replace_with_link(const std::string& target, const std::string& path) {
 }
 
 }  // namespace
+
+void remove_scratch_archive(const std::string& path) { remove_merge_dir(path); }
 
 void TraceWriter::on_merge_step(std::function<void(const std::string&)> observer) { impl_->merge_step = std::move(observer); }
 

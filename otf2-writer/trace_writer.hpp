@@ -104,6 +104,24 @@ struct SalvageState {
   std::uint64_t event_chunk = 0; ///< the archive's event chunk size
 };
 
+/// A location's writer as a stop dump saves it (the raw-first write-out at a stop signal,
+/// partial_trace): what a salvage needs to go on with its event stream where the writer was.
+struct WriterResume {
+  std::uint64_t events = 0;          ///< events the writer took so far
+  Timestamp last = 0;                ///< the time of its last event
+  std::uint32_t correlation = 0;     ///< a CorrelationId waiting for its Enter/Leave
+  std::vector<std::uint32_t> open;   ///< regions entered and not left, innermost last
+  /// The writer's chunk not on disk yet: its header, its events, then END_OF_CHUNK; `first` is
+  /// its first event's position. Empty (and `first` 0) when every event is on disk, or the
+  /// chunk could not be read (the salvage then names the events it misses).
+  std::vector<unsigned char> pending;
+  std::uint64_t first = 0;
+};
+
+/// Removes a scratch archive's folder (its anchor, definitions and traces/) without following
+/// links.
+void remove_scratch_archive(const std::string& path);
+
 class TraceWriter {
  public:
   TraceWriter();
@@ -146,6 +164,12 @@ class TraceWriter {
 
   /// Events written so far for `location`.
   std::uint64_t event_count(std::uint64_t location) const;
+  /// `location`'s state now, for a stop dump; false when its writer is closed (its event file
+  /// is complete).
+  bool resume_state(std::uint64_t location, WriterResume* out) const;
+  /// Before `location`'s first events: they continue a stream a stop dump saved (its open
+  /// regions, time and waiting correlation id). A salvage's conversion.
+  void resume(std::uint64_t location, const WriterResume& state);
   /// Whether `location` has an OTF2 event writer open (and so holds an OTF2 buffer).
   bool writing(std::uint64_t location) const;
 

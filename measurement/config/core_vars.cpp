@@ -220,6 +220,17 @@ const Var kCoreVars[] = {
      "registered before prof's (library destructors) do not run. Not applied after an exec, "
      "whose status is unknown. `0` (the default) leaves the program's status as it is.",
      nullptr, 0, 255},
+    {"STOP_DUMP_MIN", Type::Size, "64M", &g_values.stop_dump_min,
+     "Buffered trace from which a stop signal first dumps it raw.",
+     "At a stop signal (SIGTERM, SIGINT, ...) the write-out converts the buffered events to "
+     "OTF2, about 2.6 s per GiB of buffers on a small machine, longer than many batch "
+     "systems wait before SIGKILL. When at least this much trace is still buffered, it first "
+     "writes the raw events, as fast as the disk's page cache takes them, to "
+     "`prof-parts/stop.rank<r>` in the experiment directory, then converts them as usual and "
+     "removes the dump. A SIGKILL during the conversion leaves the dump, which `prof-salvage` "
+     "turns into the rest of the trace: nothing recorded before the stop is lost. `0` dumps "
+     "always; a size larger than `PROF_TOTAL_MEMORY` never.",
+     nullptr, 0, ~std::uint64_t{0}},
     {"DEBUG_WRITE_PAUSE", Type::Number, "0", &g_values.debug_write_pause,
      "For testing: ms the write-out waits before writing.",
      "The write-out at the end (or at a stop signal) pauses this long after the profile, "

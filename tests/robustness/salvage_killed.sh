@@ -13,6 +13,11 @@
 #     there is a trace already (one line, status 1); a missing directory: one line, status 1.
 #  4. SIGTERM, then SIGKILL during the trace's write-out: profile kept, the flushes' events salvaged.
 #  5. An MPI job of 2 ranks killed by SIGKILL: both ranks in the one salvaged trace.
+#  6. SIGTERM, then SIGKILL during the write-out, with a stop dump (PROF_STOP_DUMP_MIN=0; by
+#     default from 64M of buffered trace): prof-salvage converts the dump after the flushed
+#     events and says nothing was lost; the trace holds every event up to the stop: the main
+#     thread's ProgramEnd, each thread's events up to then, properly nested, with no stretch
+#     without events (a lost chunk of the writer, or the buffered events, would leave one).
 source "$ROBUSTNESS_SRC/common.sh"
 build paced "$ROBUSTNESS_SRC/progs/paced_calls.c" -pthread
 ulimit -c 0
@@ -39,7 +44,7 @@ salvaged() {
   "$prof_bin/prof-salvage" $exp >salvage_$exp.out 2>salvage_$exp.err || fail "$exp: prof-salvage failed: $(cat salvage_$exp.err)"
   [ ! -s salvage_$exp.err ] || fail "$exp: prof-salvage wrote on stderr: $(cat salvage_$exp.err)"
   expect_line salvage_$exp.out "^prof-salvage: trace written: $exp/traces.otf2, [0-9]+ events of [0-9]+ of [0-9]+ locations( \\(ranks [0-9,-]+ of [0-9]+\\))?\$"
-  expect_line salvage_$exp.out '^prof-salvage: lost: the events after each thread'
+  expect_line salvage_$exp.out '^prof-salvage: lost: (the events after each thread|nothing recorded up to the stop signal$)'
   otf2-print $exp/traces.otf2 >print_$exp 2>print_$exp.err || fail "$exp: otf2-print failed: $(head -3 print_$exp.err)"
   [ ! -s print_$exp.err ] || fail "$exp: otf2-print complains: $(head -3 print_$exp.err)"
   /usr/bin/python3 - $exp/traces.otf2 <<'PY' || fail "$exp: the otf2 module disagrees (above)"
@@ -127,3 +132,55 @@ if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
 else
   echo "mpicc or mpirun missing: the MPI case is not run"
 fi
+
+# --- 6: SIGTERM, then SIGKILL while the trace is converted, after the stop dump ---
+set +e
+PROF_ENABLE_TRACING=true PROF_THROTTLE=false PROF_TOTAL_MEMORY=16M PROF_STOP_DUMP_MIN=0 PROF_DEBUG_WRITE_PAUSE=20000 \
+  PROF_VERBOSE=1 PROF_EXPERIMENT_DIRECTORY=dumped timeout -s TERM -k 2 5 ./paced 2 2>err_dumped
+rc=$?
+set -e
+[ $rc -eq 137 ] || fail "dumped: status $rc, expected 137 (SIGKILL during the write-out): $(cat err_dumped)"
+expect_line err_dumped '^prof: stop: .* of buffered events of 2 locations dumped raw in [0-9]+ ms'
+[ -f dumped/prof-parts/stop.rank0 ] || fail "dumped: no stop dump: $(ls dumped/prof-parts)"
+salvaged dumped
+cat salvage_dumped.out
+expect_line salvage_dumped.out '^prof-salvage: the events in memory at the stop signal: [1-9][0-9]* events of 2 locations converted from the stop dump$'
+expect_line salvage_dumped.out '^prof-salvage: lost: nothing recorded up to the stop signal$'
+expect_line salvage_dumped.out '^prof-salvage: the profile was written before the kill$'
+[ ! -e dumped/prof-parts/stop.rank0 ] || fail "dumped: the stop dump is left after the salvage"
+[ "$(grep -c '^BUFFER_FLUSH' print_dumped)" -ge 2 ] || fail "dumped: no flush before the stop: the case tests nothing"
+/usr/bin/python3 - dumped/traces.otf2 <<'PY' || fail "dumped: events up to the stop are missing (above)"
+import sys, otf2
+from otf2.events import Enter, Leave, BufferFlush, ProgramEnd
+stacks, last, longest, n, end = {}, {}, {}, 0, None
+with otf2.reader.open(sys.argv[1]) as r:
+    res = r.definitions.clock_properties.timer_resolution
+    for loc, ev in r.events:
+        n += 1
+        st = stacks.setdefault(loc, [])
+        if isinstance(ev, Enter):
+            st.append(ev.region)
+        elif isinstance(ev, Leave):
+            if not st or st[-1] != ev.region:
+                sys.exit("%s: a Leave of %s inside %s" % (loc.name, ev.region.name, st[-1].name if st else "nothing"))
+            st.pop()
+        prev = last.get(loc)
+        if prev is not None and not isinstance(prev, BufferFlush):
+            longest[loc] = max(longest.get(loc, 0), (ev.time - prev.time) / res)
+        last[loc] = ev
+        if isinstance(ev, ProgramEnd):
+            end = ev.time
+if end is None:
+    sys.exit("no ProgramEnd: the events buffered at the stop are missing")
+for loc, ev in last.items():
+    if stacks[loc]:
+        sys.exit("%s: %d regions never left" % (loc.name, len(stacks[loc])))
+    if (end - ev.time) / res > 0.5:
+        sys.exit("%s: its last event comes %.2f s before the stop" % (loc.name, (end - ev.time) / res))
+    # paced_calls makes an event every ~20 us: a lost OTF2 chunk or buffer is seconds of them
+    if longest[loc] > 0.5:
+        sys.exit("%s: %.2f s without an event: events are missing" % (loc.name, longest[loc]))
+    print("%s: last event %.3f s before the stop, at most %.3f s between two events" % (loc.name, (end - ev.time) / res, longest[loc]))
+print("%d events up to the stop, nested, none missing" % n)
+PY
+echo "ok: SIGTERM then SIGKILL after the stop dump: nothing lost ($(head -1 salvage_dumped.out))"
