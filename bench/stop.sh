@@ -30,7 +30,7 @@ for ((r = 1; r <= reps; r++)); do
     for variant in dump convert; do
       [ $variant = dump ] && min=0 || min=1024G
       exp=$tmp/e
-      rm -rf "$exp"
+      rm -rf "$exp" "$tmp/out"
       PROF_ENABLE_TRACING=true PROF_THROTTLE=false PROF_TOTAL_MEMORY=$((mib * 5 / 4 + 256))M PROF_STOP_DUMP_MIN=$min \
         PROF_VERBOSE=1 PROF_EXPERIMENT_DIRECTORY=$exp "$bin/stop_fill" $calls >"$tmp/out" 2>"$tmp/err" &
       pid=$!

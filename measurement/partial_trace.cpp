@@ -786,7 +786,9 @@ bool salvage(const std::string& experiment, std::vector<std::string>* report, st
                                 : std::string("lost: the events after each thread's last flush (they were in memory), and each "
                                               "location's last OTF2 chunk that was not full yet") +
                                       (dumped_ranks.empty() ? "" : " (of the ranks without a stop dump)");
-  if (gap) lost += "; " + std::to_string(gap) + " events flushed before the stop, in chunks the kill cut short";
+  if (gap)
+    lost += "; " + std::to_string(gap) + " events flushed before the stop that never reached the disk (OTF2 holds chunks "
+            "under 4 MiB, those of traces of over 256 locations, in a buffer of its own; their regions' nesting breaks there)";
   if (taken > kept) lost += " (" + std::to_string(taken - kept) + " events that the last definitions save had counted)";
   if (cut) lost += "; " + size_text(cut) + " of chunks the kill cut short";
   if (spilled) lost += "; " + size_text(spilled) + " of raw events in prof-spill-* files, which are not converted";

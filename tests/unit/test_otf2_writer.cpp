@@ -968,3 +968,102 @@ TEST_CASE("otf2 event chunks re-cut to a smaller size read as the same events", 
   CHECK(last == w.event_count(kLoc0));
   check_with_otf2_check(dir, "--expect-locations 1 --expect-region foo");
 }
+
+TEST_CASE("otf2 stop dump: the pending chunk and a resumed writer splice into the same events", "[otf2]") {
+  // What prof-salvage does with a stop dump (partial_trace): the event file as a SIGKILL left it
+  // (the flushed chunks), the writer's chunk that was still in memory (resume_state), then the
+  // rest converted by a fresh writer that resumes the saved state. The result must read as the
+  // events one writer wrote: same times, attributes and nesting (the rest begins inside open
+  // regions, with a correlation id waiting for its Enter).
+  namespace chunks = prof::otf2w::chunks;
+  // 4 MiB: OTF2's file layer writes chunks that big straight to the file (smaller ones wait in
+  // its own 4 MiB buffer, which a kill loses: the gap below).
+  constexpr std::uint64_t kChunk = 4u << 20;
+  TempDir dir, scratch;
+  prof::ChunkPool blocks;
+  REQUIRE(blocks.init(2 * kChunk, kChunk));
+  otf2w::TraceWriter w;
+  std::string error;
+  REQUIRE(w.open(dir.path, &blocks, &error, nullptr, kChunk));
+  w.set_program("./a.out", {"x"});
+  Records r;
+  Timestamp t = kT0;
+  const auto calls = [&](std::uint32_t n) {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      r.enter(++t, kFoo);
+      r.add(t, RecordType::CorrelationId, 7 + i);
+      r.enter(t, kWorker);
+      r.leave(++t, kWorker);
+      r.leave(++t, kFoo);
+      if (r.count > 20000) {
+        REQUIRE(w.write_events(kLoc0, r.buf, false));
+        r.clear();
+      }
+    }
+  };
+  r.add(t, RecordType::ProgramBegin);
+  r.enter(++t, kMain);
+  calls(300000);
+  r.enter(++t, kFoo);                          // open across the stop
+  r.add(t, RecordType::CorrelationId, 99999);  // waiting for the Enter after the stop
+  REQUIRE(w.write_events(kLoc0, r.buf, false));
+  r.clear();
+
+  otf2w::WriterResume st;
+  REQUIRE(w.resume_state(kLoc0, &st));
+  CHECK(st.events == w.event_count(kLoc0));
+  REQUIRE(st.first > 1);  // chunks went to disk before
+  REQUIRE(st.pending.size() > chunks::kHeaderBytes + 1);
+  CHECK(st.pending.back() == chunks::kEndOfChunk);
+  CHECK(st.open == std::vector<std::uint32_t>{kMain, kFoo});
+  CHECK(st.correlation == 99999);
+  const std::string evt = dir.path + "/traces/0.evt";
+  fs::copy_file(evt, dir.path + "/killed.evt");  // the file as a kill leaves it
+
+  // The rest: converted by the live writer (the reference) and by a resumed one (the salvage).
+  Records rest;
+  rest.enter(++t, kWorker);
+  rest.leave(++t, kWorker);
+  for (std::uint32_t i = 0; i < 100; ++i) {
+    rest.enter(++t, kWorker);
+    rest.leave(++t, kWorker);
+  }
+  rest.leave(++t, kFoo);
+  rest.leave(++t, kMain);
+  rest.add(++t, RecordType::ProgramEnd, 0, true, 0);
+  REQUIRE(w.write_events(kLoc0, rest.buf, true));
+  otf2w::TraceWriter resumed;
+  REQUIRE(resumed.open(scratch.path, nullptr, &error, nullptr, kChunk));
+  resumed.set_program("./a.out", {"x"});
+  resumed.resume(kLoc0, st);
+  REQUIRE(resumed.write_events(kLoc0, rest.buf, true));
+  CHECK(resumed.stats().dropped_leaves == 0);  // the Leaves of main and foo found their Enters
+  otf2w::Definitions d = definitions(w, kT0, t, 1);
+  d.regions.push_back(region("cudaLaunchKernel", "", -1, prof::regions::Paradigm::Cuda, prof::regions::Role::Wrapper));
+  REQUIRE(w.finish(d, &error));
+  const RunResult reference = run("otf2-print '" + dir.archive() + "'", dir.path);
+  REQUIRE(reference.rc == 0);
+  REQUIRE(reference.err == "");
+
+  chunks::SpliceCounts c;
+  const std::string rest_evt = scratch.path + "/traces/0.evt";
+  REQUIRE(chunks::splice_file(dir.path + "/killed.evt", st.pending, st.first, rest_evt, evt + ".stop", kChunk, &c, &error));
+  INFO(error);
+  CHECK(c.from_file == st.first - 1);
+  CHECK(c.gap == 0);
+  CHECK(c.from_file + c.from_pending == st.events);
+  CHECK(c.from_file + c.from_pending + c.from_tail == w.event_count(kLoc0));
+  fs::rename(evt + ".stop", evt);
+  const RunResult spliced = run("otf2-print '" + dir.archive() + "'", dir.path);
+  REQUIRE(spliced.rc == 0);
+  CHECK(spliced.err == "");
+  CHECK(spliced.out == reference.out);  // every event, its time and attributes, in order
+  check_with_otf2_check(dir, "--expect-locations 1 --expect-region foo");
+
+  // Without the pending chunk (lost), the splice says how many events it misses.
+  REQUIRE(chunks::splice_file(dir.path + "/killed.evt", {}, st.events + 1, rest_evt, evt + ".gap", kChunk, &c, &error));
+  CHECK(c.from_file == st.first - 1);
+  CHECK(c.gap == st.events - (st.first - 1));
+  // A target that exists is never overwritten.
+  CHECK_FALSE(chunks::splice_file(dir.path + "/killed.evt", st.pending, st.first, rest_evt, evt + ".gap", kChunk, &c, &error));
+}
