@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "tools/cube4_reader.hpp"
+#include "tools/findings.hpp"
 #include "tools/json_text.hpp"
 #include "tools/otf2_reader.hpp"
 #include "tools/region_groups.hpp"
@@ -116,6 +117,8 @@ struct Report {
   std::vector<char> root_region;             // per profile region: a call tree's root has it
   unsigned run_lines = 0;
   int exit_status = 0;
+  std::vector<prof::findings::Finding> findings;  // most costly first
+  std::string findings_note;                      // what the findings cannot see
 };
 
 // Reads <experiment>/prof.run (written by each process at its end): the counts summed, the
@@ -367,7 +370,9 @@ bool build_profile(Report& rep, std::string* err) {
       row.visits += v + f;
       row.excl += excl[i];
       if (!under_same[c]) row.incl += incl[i];
-      if (v > 0 || (f == 0 && excl[i] > 0)) {  // entered, or a sampled frame's time (never entered)
+      // Entered, or a sampled frame's time (never entered); a host region's figures per location are
+      // the CPU threads' (a GPU stream holds its launches' host call paths, with no time of their own).
+      if ((v > 0 || (f == 0 && excl[i] > 0)) && (on_gpu || !p.locations[l].gpu())) {
         if (per_loc[k].empty()) per_loc[k].assign(nl, -1.0);
         per_loc[k][l] = std::max(per_loc[k][l], 0.0) + excl[i];
       }
@@ -623,6 +628,18 @@ std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Def
   const cube4::ReadProfile& p = rep.profile;
   std::string j = "{\n\"format\": \"prof-report\", \"version\": 1,\n\"experiment\": " + json_string(rep.experiment);
   // Run
+  j += ",\n\"findings\": [";
+  for (std::size_t i = 0; i < rep.findings.size(); ++i) {
+    const prof::findings::Finding& f = rep.findings[i];
+    j += std::string(i ? ",\n  " : "\n  ") + "{\"kind\": " + json_string(f.kind) + ", \"title\": " + json_string(f.title) +
+         ", \"seconds\": " + json_number(f.seconds) + ", \"share\": " + json_number(f.share) +
+         ", \"callpath\": " + json_string(f.callpath) + ", \"instances\": " + std::to_string(f.instances) + ", \"ranks\": [";
+    for (std::size_t k = 0; k < f.ranks.size(); ++k)
+      j += std::string(k ? ", " : "") + "{\"rank\": " + std::to_string(f.ranks[k].first) + ", \"seconds\": " +
+           json_number(f.ranks[k].second) + "}";
+    j += "], \"blame\": " + json_string(f.blame) + ", \"suggestion\": " + json_string(f.suggestion) + "}";
+  }
+  j += "], \"findings_note\": " + json_string(rep.findings_note);
   j += ",\n\"run\": {";
   const std::vector<std::string> command = command_of(rep, trace);
   j += "\"program\": " + json_string(command.empty() ? "" : command[0]);
@@ -822,6 +839,23 @@ std::string make_text(const Report& rep, const TraceScan* trace, const Options& 
       << " exits repaired, " << count("unmatched_exits") << " exits without entry; exit status " << rep.exit_status << "\n";
   }
   for (const std::string& w : rep.warnings) t << w << "\n";
+  t << "\nFindings (most costly first; time lost summed over the locations, share of the run's total):\n";
+  if (rep.findings.empty()) t << "  none above " << static_cast<int>(100 * prof::findings::kMinShare) << " % of the run's time\n";
+  for (std::size_t i = 0; i < rep.findings.size(); ++i) {
+    const prof::findings::Finding& f = rep.findings[i];
+    t << "  " << i + 1 << ". " << f.title << "\n     " << seconds_text(f.seconds) << " lost ("
+      << static_cast<int>(f.share * 100 + 0.5) << " %)";
+    if (!f.ranks.empty()) {
+      t << " in";
+      for (std::size_t k = 0; k < f.ranks.size() && k < 4; ++k) t << (k ? ", " : " ") << "rank " << f.ranks[k].first << " " << seconds_text(f.ranks[k].second);
+      if (f.ranks.size() > 4) t << ", " << f.ranks.size() - 4 << " more";
+    }
+    t << "\n";
+    if (!f.callpath.empty()) t << "     where: " << f.callpath << "\n";
+    if (!f.blame.empty()) t << "     why: " << f.blame << "\n";
+    t << "     try: " << f.suggestion << "\n";
+  }
+  if (!rep.findings_note.empty()) t << "  (" << rep.findings_note << ")\n";
   if (!rep.have_profile) return t.str() + "(no profile.cubex: run with PROF_ENABLE_PROFILING=true for the tables)\n";
   char line[512];
   t << "\nTop regions by exclusive time (min/mean/max: exclusive time per location, over the locations that ran them):\n";
@@ -894,6 +928,21 @@ std::string make_html(const std::string& json) {
   return html;
 }
 
+// The findings the profile gives (imbalance of the program's own regions), beside the trace's,
+// most costly first; and what they cannot see without a trace.
+void add_profile_findings(Report& rep, bool traced) {
+  for (const RegionRow& r : rep.rows) {
+    if (r.gpu || (r.group != Group::USR && r.group != Group::COM)) continue;  // MPI's own time is the waits'
+    prof::findings::Finding f = prof::findings::imbalance(rep.profile.regions[r.region].name, r.locations, r.max, r.mean, rep.total_time);
+    if (!f.kind.empty()) rep.findings.push_back(std::move(f));
+  }
+  std::stable_sort(rep.findings.begin(), rep.findings.end(),
+                   [](const prof::findings::Finding& a, const prof::findings::Finding& b) { return a.seconds > b.seconds; });
+  bool mpi = false;
+  for (double x : rep.mpi_time) mpi |= x > 0;
+  if (mpi && !traced) rep.findings_note = "MPI wait states (late sender, late receiver, waits at collectives) need a trace: PROF_ENABLE_TRACING=true";
+}
+
 int report_one(const std::string& input, const Options& o) {
   Report rep;
   rep.experiment = input;
@@ -930,7 +979,10 @@ int report_one(const std::string& input, const Options& o) {
       rep.warnings.push_back("warning: the trace cannot be read: " + trace_error() + "; the figures are the profile's alone");
     } else {
       scan = std::make_unique<TraceScan>(reader.defs(), o.bins);
-      if (!reader.read_events(*scan)) rep.warnings.push_back("warning: " + trace_error() + "; what was read before is shown");
+      prof::findings::WaitStates waits(reader.defs());
+      prof::findings::Tee both(*scan, waits);
+      if (!reader.read_events(both)) rep.warnings.push_back("warning: " + trace_error() + "; what was read before is shown");
+      rep.findings = waits.findings(rep.total_time);
       scan->set_events(reader.events_read());  // every OTF2 event, as otf2-print and prof-export count them
       for (const std::string& w : reader.warnings()) rep.warnings.push_back("warning: " + w);
       scan->finish();
@@ -945,6 +997,7 @@ int report_one(const std::string& input, const Options& o) {
     return kExitError;
   }
   if (!rep.have_profile) rep.warnings.push_back("warning: no profile.cubex: the tables need PROF_ENABLE_PROFILING=true (the default)");
+  add_profile_findings(rep, scan != nullptr);
   const std::string json = make_json(rep, scan.get(), scan ? &reader.defs() : nullptr, o);
   if (o.json) {
     std::fputs(json.c_str(), stdout);

@@ -69,6 +69,17 @@ def main():
     top = max(score["regions"], key=lambda r: r["time"])
     if rows and (rows[0]["data-name"], rows[0]["data-group"]) != (top["name"], top["type"]):
         fail("the first region row is %s, prof-score's top region %s" % (rows[0]["data-name"], top["name"]))
+    # The findings at the top: one row per finding of the JSON, its title drawn; else the line that says none.
+    body = re.search(r'<div id="findings-body"[^>]*>(.*?)</div>', dom, re.S)
+    if not body:
+        fail("no findings section in the page")
+    elif report["findings"]:
+        drawn = re.findall(r"<b>(.*?)</b>", body.group(1), re.S)
+        want = [html.escape(f["title"], quote=False) for f in report["findings"]]
+        if drawn != want:
+            fail("the findings drawn %s are not report.json's %s" % (drawn, want))
+    elif "No finding above 5 %" not in body.group(1):
+        fail("the findings section does not say there is none: %r" % body.group(1)[:200])
     if "--program" in opts:  # the run table's command line: the program and all its arguments
         want = opts[opts.index("--program") + 1]
         m = re.search(r"<tr><td>program</td><td>(.*?)</td></tr>", dom)
