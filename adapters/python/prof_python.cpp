@@ -95,6 +95,10 @@ bool opens_regions(const std::string& module) {
 bool runs_the_program(const std::string& module) { return module == "runpy"; }
 
 constexpr RegionId kDeferred = regions::kFiltered - 2;  // ordinary code first seen during an import
+// The outermost frame of an import (importlib's _find_and_load, or _gcd_import under
+// importlib.import_module): the import becomes a region "import <module>" in its caller, so that
+// its time (a lazy `import torch._dynamo` takes seconds) is not the caller's own.
+constexpr RegionId kImportRoot = regions::kFiltered - 3;
 
 int importing_now();
 
@@ -109,7 +113,7 @@ PROF_COLD RegionId new_code_region(PyCodeObject* code, PyObject* globals) {
   const std::string qualname = attr_string(c, "co_qualname"), file = attr_string(c, "co_filename");
   RegionId id;
   if (import_machinery(module, file)) {
-    id = kImport;
+    id = qualname == "_find_and_load" || qualname == "_gcd_import" ? kImportRoot : kImport;
   } else if (opens_regions(module) || runs_the_program(module)) {
     id = kSkip;
   } else if (importing_now() > 0) {
@@ -223,6 +227,7 @@ struct ThreadCalls {
   // code of the modules being imported, which floods a profile: importing torch alone makes
   // hundreds of thousands of call paths).
   int importing;
+  bool import_open;  // the outermost import's region is open (on top of `open`)
 };
 thread_local ThreadCalls t_calls;
 int importing_now() { return t_calls.importing; }
@@ -248,9 +253,50 @@ PROF_COLD bool grow(ThreadCalls& t) {
   return true;
 }
 
+/// The module an import loads: the argument `name` of its outermost importlib frame, the running
+/// one (the callbacks run in the frame that starts).
+std::string import_target() {
+  PyFrameObject* f = PyEval_GetFrame();  // borrowed
+  PyObject* locals = f ? PyFrame_GetLocals(f) : nullptr;
+  PyObject* name = locals ? PyMapping_GetItemString(locals, "name") : nullptr;
+  Py_XDECREF(locals);
+  std::string s = utf8(name);
+  Py_XDECREF(name);
+  PyErr_Clear();
+  return s;
+}
+
+std::unordered_map<std::string, RegionId>* g_import_regions;  // module -> "import <module>" (under the GIL)
+
+PROF_COLD void enter_import(ThreadCalls& t) {
+  const std::string target = import_target();
+  if (!g_import_regions) g_import_regions = new std::unordered_map<std::string, RegionId>;
+  auto it = g_import_regions->find(target);
+  if (it == g_import_regions->end()) {
+    regions::RegionDef d;
+    d.name = "import " + (target.empty() ? std::string("(a module)") : target);
+    d.canonical = d.name;
+    d.paradigm = regions::Paradigm::Python;
+    d.role = regions::Role::Function;
+    it = g_import_regions->emplace(target, api::define_region_unless_filtered(d)).first;
+  }
+  const RegionId r = it->second;
+  if (r >= kImportRoot || (t.depth == t.capacity && !grow(t))) return;  // filtered out
+  t.open[t.depth++] = Open{r, api::enter_now(r)};
+  t.import_open = true;
+}
+
+PROF_COLD void leave_import(ThreadCalls& t) {
+  t.import_open = false;
+  if (t.depth == 0) return;
+  const Open& o = t.open[--t.depth];
+  if (o.written) api::leave_now(o.region);
+}
+
 inline void on_enter(RegionId id) {
   ThreadCalls& t = t_calls;
-  if (PROF_UNLIKELY(id == kImport)) {
+  if (PROF_UNLIKELY(id == kImport || id == kImportRoot)) {
+    if (id == kImportRoot && t.importing == 0) enter_import(t);
     ++t.importing;
     return;
   }
@@ -269,8 +315,8 @@ PROF_COLD void close_unreturned(ThreadCalls& t, std::uint32_t k) {
 
 inline void on_leave(RegionId id) {
   ThreadCalls& t = t_calls;
-  if (PROF_UNLIKELY(id == kImport)) {
-    if (t.importing > 0) --t.importing;
+  if (PROF_UNLIKELY(id == kImport || id == kImportRoot)) {
+    if (t.importing > 0 && --t.importing == 0 && t.import_open) leave_import(t);
     return;
   }
   if (id >= kDeferred || t.importing > 0) return;

@@ -5,6 +5,7 @@
 # scripts count their own calls (EXPECT lines):
 #   calls.py  plain functions, recursion, a generator, a method, an exception through two frames,
 #             a thread, a C function, prof.region and prof.recording;
+#   imp.py    a lazy import: a region "import slowmod" in its caller, holding the import's time;
 #   coro.py   asyncio coroutines (suspended frames interleave; the trace must nest);
 #   forks.py  os.fork (the child never writes), sys.exit in a thread, a script that raises;
 #   a filter  EXCLUDE of a Python name; prof-score -g's filter for hot.py; sys.exit(3) gives status 3;
@@ -57,6 +58,38 @@ grep -Eq '^PROGRAM_BEGIN .*Name: "python3[.0-9]*" <[0-9]+>, 1 Arguments?: ".*/ca
 # prof.region's regions nest in the caller's frame: no exit of a frame while its region is open.
 ! grep -q 'exits were never reported\|had no matching entry' err_calls || fail "the nesting broke: $(grep 'exits' err_calls)"
 [ "$(grep -c '"prof:region.__enter__"\|"prof._prof:' exp_calls.print)" -eq 0 ] || fail "prof's own API functions are regions"
+
+# 1b. An import is a region "import <module>" in its caller (issue 31): a lazy import that runs
+# 0.3 s of CPU at its top level takes its time out of the importing function's own.
+printf 'import time\n_end = time.process_time() + 0.3\nwhile time.process_time() < _end:\n    pass\nX = 42\n' >slowmod.py
+printf 'def lazy():\n    import slowmod\n    return slowmod.X\nprint(lazy())\n' >imp.py
+PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_imp "$py" -m prof imp.py >out_imp 2>err_imp || fail "imp.py failed: $(cat err_imp)"
+check_trace exp_imp/traces.otf2
+otf2-print exp_imp/traces.otf2 >imp.print 2>imp.err && [ ! -s imp.err ] || fail "otf2-print rejects the import trace: $(head -3 imp.err)"
+[ "$(enters imp.print 'import slowmod')" -eq 1 ] || fail "imp.py: $(enters imp.print 'import slowmod') Enters of 'import slowmod', 1 import made"
+if have_cubex_check; then
+  /usr/bin/python3 "$tools/cubex_check.py" exp_imp/profile.cubex --dump >imp.dump || fail "cubex_check.py rejects the import profile"
+  /usr/bin/python3 - imp.dump <<'PY' || fail "the import's time is not its own region's (above)"
+import re, sys
+t = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"time \((INCLUSIVE|EXCLUSIVE)\)\s+\d+\s+(.*?)\s{2,}0 \(", line)
+    if m:
+        t[(m.group(1), m.group(2).strip())] = float(line.split()[-1])
+imp = [k for k in t if k[0] == "INCLUSIVE" and k[1].endswith("__main__:lazy/import slowmod")]
+if not imp:
+    sys.exit("no call path .../__main__:lazy/import slowmod: %s" % sorted(p for _, p in t)[:20])
+path = imp[0][1]
+lazy = path[: -len("/import slowmod")]
+# The profile's time is inclusive: lazy's own is its time less its children's.
+own = t[("INCLUSIVE", lazy)] - sum(v for (k, p), v in t.items() if k == "INCLUSIVE" and p.startswith(lazy + "/") and "/" not in p[len(lazy) + 1:])
+print("import slowmod %.3f s inclusive; __main__:lazy %.3f s of its own" % (t[imp[0]], own))
+if t[imp[0]] < 0.25:
+    sys.exit("the import region holds %.3f s, the import ran 0.3 s" % t[imp[0]])
+if own > 0.1:
+    sys.exit("__main__:lazy keeps %.3f s of its own: the import's time" % own)
+PY
+fi
 
 # 2. coro.py
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_coro "$py" -m prof "$src/coro.py" >out_coro 2>err_coro ||
