@@ -25,6 +25,7 @@
 
 #include "tools/cube4_reader.hpp"
 #include "tools/findings.hpp"
+#include "tools/steps.hpp"
 #include "tools/json_text.hpp"
 #include "tools/otf2_reader.hpp"
 #include "tools/region_groups.hpp"
@@ -59,6 +60,8 @@ const char kUsage[] =
     "  --bins N        timeline and busy-time resolution (default 600 columns)\n"
     "  --top N         regions in the text form and the timeline's colours (default 20)\n"
     "  --no-trace      leave the trace alone (profile figures only; faster on huge traces)\n"
+    "  --step REGION   the region whose calls are the steps (default: PROF_STEP of the run, else the\n"
+    "                  user-API or NVTX range that repeats and covers the most time)\n"
     "  -h, --help      this text\n";
 
 bool exists(const std::string& p) {
@@ -85,6 +88,7 @@ bool is_collective(const std::string& name) {
 struct Options {
   bool text = false, json = false, trace = true;
   std::string out_dir;
+  std::string step;  // --step: the step region (else PROF_STEP of the run, else found)
   unsigned bins = 600, top = 20;
 };
 
@@ -119,6 +123,8 @@ struct Report {
   int exit_status = 0;
   std::vector<prof::findings::Finding> findings;  // most costly first
   std::string findings_note;                      // what the findings cannot see
+  prof::steps::Result steps;                      // from the trace
+  bool have_steps = false;                        // a trace was read for them
 };
 
 // Reads <experiment>/prof.run (written by each process at its end): the counts summed, the
@@ -640,6 +646,33 @@ std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Def
     j += "], \"blame\": " + json_string(f.blame) + ", \"suggestion\": " + json_string(f.suggestion) + "}";
   }
   j += "], \"findings_note\": " + json_string(rep.findings_note);
+  j += ",\n\"steps\": ";
+  if (!rep.have_steps) {
+    j += "null";
+  } else {
+    const prof::steps::Result& st = rep.steps;
+    j += "{\"region\": " + json_string(st.region) + ", \"source\": " + json_string(st.source) + ", \"note\": " + json_string(st.note) +
+         ", \"process\": " + std::to_string(st.process) + ", \"count\": " + std::to_string(st.steps.size()) +
+         ", \"warmup\": " + std::to_string(st.warmup) + ", \"median_s\": " + json_number(st.median) +
+         ", \"min_s\": " + json_number(st.min) + ", \"max_s\": " + json_number(st.max) + ", \"mad_s\": " + json_number(st.mad) +
+         ", \"startup_s\": " + json_number(st.startup) + ", \"teardown_s\": " + json_number(st.teardown) +
+         ", \"gpu\": " + (st.gpu ? "true" : "false") + ", \"steady_gpu_busy\": " + json_number(st.steady_gpu_busy) +
+         ", \"idle_s\": " + json_number(st.idle) + ", \"idle_by_host\": [";
+    for (std::size_t i = 0; i < st.idle_by_host.size(); ++i)
+      j += std::string(i ? ", " : "") + "{\"where\": " + json_string(st.idle_by_host[i].first) + ", \"seconds\": " +
+           json_number(st.idle_by_host[i].second) + "}";
+    j += "], \"list\": [";
+    for (std::size_t i = 0; i < st.steps.size(); ++i) {
+      const prof::steps::Step& x = st.steps[i];
+      j += std::string(i ? ",\n  " : "\n  ") + "{\"start_s\": " + json_number(x.start) + ", \"duration_s\": " + json_number(x.duration) +
+           ", \"warmup\": " + (x.warmup ? "true" : "false") + ", \"outlier\": " + (x.outlier ? "true" : "false") +
+           ", \"gpu_busy\": " + json_number(x.gpu_busy) + ", \"kernel_s\": " + json_number(x.kernel) +
+           ", \"copy_s\": " + json_number(x.copy) + ", \"memset_s\": " + json_number(x.memset) +
+           ", \"host_only_s\": " + json_number(x.host_only) + ", \"mpi_s\": " + json_number(x.mpi) +
+           ", \"data_s\": " + json_number(x.data) + "}";
+    }
+    j += "]}";
+  }
   j += ",\n\"run\": {";
   const std::vector<std::string> command = command_of(rep, trace);
   j += "\"program\": " + json_string(command.empty() ? "" : command[0]);
@@ -818,6 +851,37 @@ std::string seconds_text(double s) {
   return buf;
 }
 
+std::string steps_text(const prof::steps::Result& st) {
+  std::ostringstream t;
+  t << "\nSteps";
+  if (st.region.empty()) return t.str() + ": " + st.note + "\n";
+  t << ": " << st.steps.size() << " calls of " << st.region << " on rank " << st.process << " (" << st.source << ")\n";
+  t << "  start-up " << seconds_text(st.startup) << ", warm-up " << st.warmup << " step" << (st.warmup == 1 ? "" : "s")
+    << ", steady state median " << seconds_text(st.median) << " (min " << seconds_text(st.min) << ", max " << seconds_text(st.max)
+    << ", MAD " << seconds_text(st.mad) << "), teardown " << seconds_text(st.teardown) << "\n";
+  if (st.gpu) {
+    char b[96];
+    std::snprintf(b, sizeof b, "  GPU busy inside steady-state steps: median %.1f %%\n", 100 * st.steady_gpu_busy);
+    t << b;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "  %5s %12s %12s %8s %12s %12s %12s %12s %12s  %s\n", "step", "start", "duration", "GPU busy",
+                "kernels", "copies", "host only", "MPI", "data", "");
+  t << line;
+  for (std::size_t i = 0; i < st.steps.size(); ++i) {
+    const prof::steps::Step& x = st.steps[i];
+    char busy[16] = "-";
+    if (st.gpu) std::snprintf(busy, sizeof busy, "%.1f%%", 100 * x.gpu_busy);
+    std::snprintf(line, sizeof line, "  %5zu %12s %12s %8s %12s %12s %12s %12s %12s  %s\n", i, seconds_text(x.start).c_str(),
+                  seconds_text(x.duration).c_str(), busy, seconds_text(x.kernel).c_str(), seconds_text(x.copy).c_str(),
+                  seconds_text(x.host_only).c_str(), seconds_text(x.mpi).c_str(), seconds_text(x.data).c_str(),
+                  x.warmup ? "warm-up" : x.outlier ? "outlier" : "");
+    t << line;
+  }
+  if (!st.note.empty()) t << "  (" << st.note << ")\n";
+  return t.str();
+}
+
 std::string make_text(const Report& rep, const TraceScan* trace, const Options& o) {
   std::ostringstream t;
   const cube4::ReadProfile& p = rep.profile;
@@ -856,6 +920,7 @@ std::string make_text(const Report& rep, const TraceScan* trace, const Options& 
     t << "     try: " << f.suggestion << "\n";
   }
   if (!rep.findings_note.empty()) t << "  (" << rep.findings_note << ")\n";
+  if (rep.have_steps) t << steps_text(rep.steps);
   if (!rep.have_profile) return t.str() + "(no profile.cubex: run with PROF_ENABLE_PROFILING=true for the tables)\n";
   char line[512];
   t << "\nTop regions by exclusive time (min/mean/max: exclusive time per location, over the locations that ran them):\n";
@@ -931,6 +996,31 @@ std::string make_html(const std::string& json) {
 // The findings the profile gives (imbalance of the program's own regions), beside the trace's,
 // most costly first; and what they cannot see without a trace.
 void add_profile_findings(Report& rep, bool traced) {
+  // GPU idle inside the steady-state steps (steps.hpp), blamed on what the host did meanwhile.
+  const prof::steps::Result& st = rep.steps;
+  if (st.gpu && st.steady_time > 0 && st.idle / st.steady_time >= prof::steps::kMinIdleShare) {
+    prof::findings::Finding f;
+    f.kind = "gpu_idle";
+    f.seconds = st.idle;
+    f.share = rep.total_time > 0 ? st.idle / rep.total_time : 0;
+    char b[160];
+    std::snprintf(b, sizeof b, "GPU idle inside the steps: rank %u's GPU had no work for %.0f %% of the steady-state step time",
+                  st.process, 100 * st.idle / st.steady_time);
+    f.title = b;
+    f.ranks.emplace_back(st.process, st.idle);
+    if (!st.idle_by_host.empty()) f.callpath = st.idle_by_host.front().first;
+    double all = 0;
+    for (const auto& [where, secs] : st.idle_by_host) all += secs;
+    for (std::size_t i = 0; i < st.idle_by_host.size() && i < 3; ++i) {
+      std::snprintf(b, sizeof b, "%s%s (%.0f %%)", i ? ", " : "meanwhile the host was in ", st.idle_by_host[i].first.c_str(),
+                    all > 0 ? 100 * st.idle_by_host[i].second / all : 0.0);
+      f.blame += b;
+    }
+    f.suggestion = "keep the GPU fed: move host work out of the step or overlap it (DataLoader workers and pin_memory, "
+                   "non_blocking copies, no .item()/.cpu() synchronisation per step); for many small kernels, CUDA graphs or "
+                   "torch.compile; larger batches";
+    rep.findings.push_back(std::move(f));
+  }
   for (const RegionRow& r : rep.rows) {
     if (r.gpu || (r.group != Group::USR && r.group != Group::COM)) continue;  // MPI's own time is the waits'
     prof::findings::Finding f = prof::findings::imbalance(rep.profile.regions[r.region].name, r.locations, r.max, r.mean, rep.total_time);
@@ -980,9 +1070,14 @@ int report_one(const std::string& input, const Options& o) {
     } else {
       scan = std::make_unique<TraceScan>(reader.defs(), o.bins);
       prof::findings::WaitStates waits(reader.defs());
-      prof::findings::Tee both(*scan, waits);
-      if (!reader.read_events(both)) rep.warnings.push_back("warning: " + trace_error() + "; what was read before is shown");
+      auto named = rep.config.find("PROF_STEP");
+      prof::steps::StepScan steps(reader.defs(), !o.step.empty() ? o.step : named != rep.config.end() ? named->second : "");
+      prof::findings::Tee analyses(waits, steps);
+      prof::findings::Tee all(*scan, analyses);
+      if (!reader.read_events(all)) rep.warnings.push_back("warning: " + trace_error() + "; what was read before is shown");
       rep.findings = waits.findings(rep.total_time);
+      rep.steps = steps.result();
+      rep.have_steps = true;
       scan->set_events(reader.events_read());  // every OTF2 event, as otf2-print and prof-export count them
       for (const std::string& w : reader.warnings()) rep.warnings.push_back("warning: " + w);
       scan->finish();
@@ -1046,6 +1141,8 @@ int main(int argc, char** argv) {
       o.json = true;
     } else if (a == "--no-trace") {
       o.trace = false;
+    } else if (a == "--step") {
+      o.step = value("--step");
     } else if (a == "-o") {
       o.out_dir = value("-o");
     } else if (a == "--bins" || a == "--top") {

@@ -220,6 +220,15 @@ const Var kCoreVars[] = {
      "registered before prof's (library destructors) do not run. Not applied after an exec, "
      "whose status is unknown. `0` (the default) leaves the program's status as it is.",
      nullptr, 0, 255},
+    {"STEP", Type::String, "", &g_values.step,
+     "The region whose calls are the run's steps (prof-report).",
+     "Names the iteration of the program for `prof-report`'s per-step table and findings: a "
+     "Python function (`__main__:train_step`), a C/C++ function, an NVTX range or a user-API "
+     "region, as the report names regions. The measurement records it in `prof.cfg` and does "
+     "nothing else with it; empty lets prof-report find the user-API or NVTX range that repeats "
+     "and covers the most time. `prof-report --step` overrides it. Give the same value to all "
+     "ranks.",
+     nullptr, 0, 0},
     {"STOP_DUMP_MIN", Type::Size, "64M", &g_values.stop_dump_min,
      "Buffered trace from which a stop signal first dumps it raw.",
      "At a stop signal (SIGTERM, SIGINT, ...) the write-out converts the buffered events to "

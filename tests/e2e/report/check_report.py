@@ -80,6 +80,10 @@ def main():
             fail("the findings drawn %s are not report.json's %s" % (drawn, want))
     elif "No finding above 5 %" not in body.group(1):
         fail("the findings section does not say there is none: %r" % body.group(1)[:200])
+    # The steps: one row per step of the JSON.
+    steps = report.get("steps")
+    if steps and steps["region"] and len(re.findall(r'<tr class="step">', dom)) != steps["count"]:
+        fail("the page shows %d step rows, report.json has %d steps" % (len(re.findall(r'<tr class="step">', dom)), steps["count"]))
     if "--program" in opts:  # the run table's command line: the program and all its arguments
         want = opts[opts.index("--program") + 1]
         m = re.search(r"<tr><td>program</td><td>(.*?)</td></tr>", dom)
