@@ -258,4 +258,20 @@ Finding imbalance(const std::string& region, unsigned locations, double max, dou
   return f;
 }
 
+Finding barrier_wait(const std::string& region, unsigned threads, double seconds, double max, double mean, double total) {
+  Finding f;
+  if (total <= 0 || seconds / total < kMinShare) return f;
+  f.kind = "omp_barrier";
+  f.seconds = seconds;
+  f.share = seconds / total;
+  f.title = "Wait at OpenMP barrier: " + std::to_string(threads) + " threads wait in " + region + " for the slowest of the team";
+  f.callpath = region;
+  if (mean > 0)
+    f.blame = "the waits differ between the threads (max " + seconds_text(max) + ", mean " + seconds_text(mean) +
+              "): the work before the barrier is shared unevenly";
+  f.suggestion = "share the work before the barrier evenly: schedule(dynamic) or schedule(guided) for loops whose "
+                 "iterations differ in cost, smaller chunks; nowait where the barrier is not needed";
+  return f;
+}
+
 }  // namespace prof::findings

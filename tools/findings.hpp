@@ -16,7 +16,8 @@
 namespace prof::findings {
 
 struct Finding {
-  std::string kind;        ///< "late_sender", "late_receiver", "wait_nxn", "wait_barrier", "imbalance", "flushes"
+  std::string kind;        ///< "late_sender", "late_receiver", "wait_nxn", "wait_barrier", "imbalance",
+                           ///< "omp_barrier", "gpu_idle", "flushes"
   std::string title;       ///< one line: what happens
   double seconds = 0;      ///< time lost, summed over the locations that lost it
   double share = 0;        ///< of the run's time summed over all locations (0..1)
@@ -113,6 +114,10 @@ class WaitStates : public otf2::EventSink {
 /// at least 1.25 over 2 or more locations; time lost = n * max - sum (what the others would wait
 /// for at the next synchronisation).
 Finding imbalance(const std::string& region, unsigned locations, double max, double mean, double total_seconds);
+
+/// OpenMP barrier wait from the profile: the time threads spend in a barrier (`!$omp barrier`,
+/// `!$omp implicit barrier`) is time they wait for the slowest thread of the team.
+Finding barrier_wait(const std::string& region, unsigned threads, double seconds, double max, double mean, double total_seconds);
 
 /// Forwards every event to two sinks (the report's scan and the findings).
 class Tee : public otf2::EventSink {

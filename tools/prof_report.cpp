@@ -1022,6 +1022,12 @@ void add_profile_findings(Report& rep, bool traced) {
     rep.findings.push_back(std::move(f));
   }
   for (const RegionRow& r : rep.rows) {
+    const std::string& name = rep.profile.regions[r.region].name;
+    if (!r.gpu && r.group == Group::OMP && (name.rfind("!$omp barrier", 0) == 0 || name.rfind("!$omp implicit barrier", 0) == 0)) {
+      prof::findings::Finding f = prof::findings::barrier_wait(name, r.locations, r.excl, r.max, r.mean, rep.total_time);
+      if (!f.kind.empty()) rep.findings.push_back(std::move(f));
+      continue;
+    }
     if (r.gpu || (r.group != Group::USR && r.group != Group::COM)) continue;  // MPI's own time is the waits'
     prof::findings::Finding f = prof::findings::imbalance(rep.profile.regions[r.region].name, r.locations, r.max, r.mean, rep.total_time);
     if (!f.kind.empty()) rep.findings.push_back(std::move(f));

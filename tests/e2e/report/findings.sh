@@ -8,6 +8,8 @@
 #  imbalance  wait at the N x N MPI_Allreduce (rank 1 waits for rank 0, 0.45 s planted) and the
 #             load imbalance of work()
 #  clean      the twin: no finding at all
+# and, first, an OpenMP loop whose static schedule leaves one thread waiting at the implicit
+# barrier (tests/e2e/progs/planted_omp.c, 2.5 s planted) with its even twin.
 # The JSON is checked with Python's json module, the text form for its Findings section; without a
 # trace the profile still gives the imbalance and the report says what it cannot see.
 # Usage: findings.sh <prof-wrap> <prof-report> <work-dir>
@@ -15,11 +17,28 @@ set -euo pipefail
 wrap=$1 report=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
 mpicc_wrap=$(cd "$(dirname "$wrap")" && pwd)/prof-mpicc
-command -v mpirun >/dev/null && command -v mpicc >/dev/null && [ -x "$mpicc_wrap" ] ||
-  { echo "skipped: no MPI here (mpirun, mpicc and prof-mpicc are needed)"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 fail() { echo "FAIL: $*"; exit 1; }
+
+# OpenMP: the wait at a loop's implicit barrier (planted_omp.c: 2.5 s planted), from the profile.
+"$wrap" gcc -O1 -fopenmp "$here/../progs/planted_omp.c" -o planted_omp
+for mode in uneven even; do
+  PROF_EXPERIMENT_DIRECTORY=omp_$mode ./planted_omp $mode >/dev/null 2>omp_$mode.err || fail "planted_omp $mode failed: $(cat omp_$mode.err)"
+  "$report" --json omp_$mode >omp_$mode.json
+done
+/usr/bin/python3 - <<'PY' || fail "the OpenMP barrier wait (above)"
+import json
+u = json.load(open("omp_uneven.json"))["findings"]
+e = json.load(open("omp_even.json"))["findings"]
+print("omp uneven:", [(f["kind"], round(f["seconds"], 3)) for f in u], "| even:", [(f["kind"], round(f["seconds"], 3)) for f in e])
+assert u and u[0]["kind"] == "omp_barrier" and 2.0 <= u[0]["seconds"] <= 4.0, u
+assert u[0]["callpath"].startswith("!$omp implicit barrier") and "schedule(dynamic)" in u[0]["suggestion"], u[0]
+assert e == [], e
+PY
+
+command -v mpirun >/dev/null && command -v mpicc >/dev/null && [ -x "$mpicc_wrap" ] ||
+  { echo "skipped: no MPI here (mpirun, mpicc and prof-mpicc are needed); the OpenMP case passed"; exit 77; }
 "$mpicc_wrap" -O1 "$here/../progs/planted_mpi.c" -o planted
 for mode in late latercv imbalance clean; do
   mpirun -np 2 -x PROF_ENABLE_TRACING=true -x PROF_EXPERIMENT_DIRECTORY=$mode ./planted $mode >/dev/null 2>$mode.err ||
