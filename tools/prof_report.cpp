@@ -657,7 +657,8 @@ std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Def
          ", \"min_s\": " + json_number(st.min) + ", \"max_s\": " + json_number(st.max) + ", \"mad_s\": " + json_number(st.mad) +
          ", \"startup_s\": " + json_number(st.startup) + ", \"teardown_s\": " + json_number(st.teardown) +
          ", \"gpu\": " + (st.gpu ? "true" : "false") + ", \"steady_gpu_busy\": " + json_number(st.steady_gpu_busy) +
-         ", \"idle_s\": " + json_number(st.idle) + ", \"idle_by_host\": [";
+         ", \"idle_s\": " + json_number(st.idle) + ", \"steady_kernels\": " + json_number(st.steady_kernels) +
+         ", \"steady_kernel_us\": " + json_number(st.steady_kernel_us) + ", \"idle_by_host\": [";
     for (std::size_t i = 0; i < st.idle_by_host.size(); ++i)
       j += std::string(i ? ", " : "") + "{\"where\": " + json_string(st.idle_by_host[i].first) + ", \"seconds\": " +
            json_number(st.idle_by_host[i].second) + "}";
@@ -666,7 +667,8 @@ std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Def
       const prof::steps::Step& x = st.steps[i];
       j += std::string(i ? ",\n  " : "\n  ") + "{\"start_s\": " + json_number(x.start) + ", \"duration_s\": " + json_number(x.duration) +
            ", \"warmup\": " + (x.warmup ? "true" : "false") + ", \"outlier\": " + (x.outlier ? "true" : "false") +
-           ", \"gpu_busy\": " + json_number(x.gpu_busy) + ", \"kernel_s\": " + json_number(x.kernel) +
+           ", \"gpu_busy\": " + json_number(x.gpu_busy) + ", \"kernels\": " + json_number(x.kernels) +
+           ", \"kernel_s\": " + json_number(x.kernel) +
            ", \"copy_s\": " + json_number(x.copy) + ", \"memset_s\": " + json_number(x.memset) +
            ", \"host_only_s\": " + json_number(x.host_only) + ", \"mpi_s\": " + json_number(x.mpi) +
            ", \"data_s\": " + json_number(x.data) + "}";
@@ -861,7 +863,8 @@ std::string steps_text(const prof::steps::Result& st) {
     << ", MAD " << seconds_text(st.mad) << "), teardown " << seconds_text(st.teardown) << "\n";
   if (st.gpu) {
     char b[96];
-    std::snprintf(b, sizeof b, "  GPU busy inside steady-state steps: median %.1f %%\n", 100 * st.steady_gpu_busy);
+    std::snprintf(b, sizeof b, "  GPU busy inside steady-state steps: median %.1f %%, %.0f kernels of %.1f us on average\n",
+                  100 * st.steady_gpu_busy, st.steady_kernels, st.steady_kernel_us);
     t << b;
   }
   char line[256];
@@ -1019,6 +1022,19 @@ void add_profile_findings(Report& rep, bool traced) {
     f.suggestion = "keep the GPU fed: move host work out of the step or overlap it (DataLoader workers and pin_memory, "
                    "non_blocking copies, no .item()/.cpu() synchronisation per step); for many small kernels, CUDA graphs or "
                    "torch.compile; larger batches";
+    // Launch-bound: many short kernels with longer gaps between them: the host's launches, not
+    // its other work, set the pace.
+    const double steady_steps = static_cast<double>(st.steps.size() - st.warmup);
+    const double gap_us = st.steady_kernels > 0 && steady_steps > 0 ? 1e6 * st.idle / steady_steps / st.steady_kernels : 0;
+    if (st.steady_kernels >= prof::steps::kManyKernels && st.steady_kernel_us < prof::steps::kShortKernelUs &&
+        gap_us > st.steady_kernel_us) {
+      f.kind = "launch_bound";
+      std::snprintf(b, sizeof b, "Launch-bound steps: %.0f kernels per step of %.1f us on average, with %.1f us between them",
+                    st.steady_kernels, st.steady_kernel_us, gap_us);
+      f.title = std::string(b) + "; " + f.title.substr(std::strlen("GPU idle inside the steps: "));
+      f.suggestion = "launch fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.graphs, torch.compile with "
+                     "mode=\"reduce-overhead\"), fuse operations (torch.compile), or raise the batch size";
+    }
     rep.findings.push_back(std::move(f));
   }
   for (const RegionRow& r : rep.rows) {

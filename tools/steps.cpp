@@ -61,6 +61,7 @@ StepScan::Snap StepScan::snap(const Proc& p, const Loc& s, std::uint64_t t) cons
   for (int k = 0; k < kKinds; ++k) x.kind[k] = p.kind[k] + p.running[k] * now - p.since_sum[k];
   x.mpi = s.mpi + (s.mpi_depth > 0 ? now - static_cast<double>(s.mpi_since) : 0);
   x.data = s.data + (s.data_depth > 0 ? now - static_cast<double>(s.data_since) : 0);
+  x.kernels = p.kernels;
   return x;
 }
 
@@ -123,6 +124,7 @@ void StepScan::leave(std::uint64_t l, std::uint64_t t, std::uint32_t r) {
     p.kind[k] += static_cast<double>(t - s.act_since);
     p.since_sum[k] -= static_cast<double>(s.act_since);
     --p.running[k];
+    if (k == kKernel) ++p.kernels;
     if (--p.busy == 0) p.any += static_cast<double>(t - p.busy_since);
     return;
   }
@@ -190,6 +192,7 @@ Result StepScan::result() {
     st.host_only = res.gpu ? std::max(0.0, st.duration - any) : 0;
     st.mpi = (in.b.mpi - in.a.mpi) / hz;
     st.data = (in.b.data - in.a.data) / hz;
+    st.kernels = in.b.kernels - in.a.kernels;
     res.steps.push_back(st);
   }
   // Warm-up: leading steps 1.5 times the median of the rest or longer (at most a quarter).
@@ -200,10 +203,12 @@ Result StepScan::result() {
     const double m = median(rest);
     while (res.warmup < std::max<std::size_t>(1, n / 4) && res.steps[res.warmup].duration > 1.5 * m) res.steps[res.warmup++].warmup = true;
   }
-  std::vector<double> d, busy;
+  std::vector<double> d, busy, kernels, kernel_us;
   for (std::size_t i = res.warmup; i < n; ++i) {
     d.push_back(res.steps[i].duration);
     busy.push_back(res.steps[i].gpu_busy);
+    kernels.push_back(res.steps[i].kernels);
+    if (res.steps[i].kernels > 0) kernel_us.push_back(1e6 * res.steps[i].kernel / res.steps[i].kernels);
     res.idle += res.steps[i].host_only;
     res.steady_time += res.steps[i].duration;
   }
@@ -214,6 +219,8 @@ Result StepScan::result() {
   for (double x : d) dev.push_back(std::fabs(x - res.median));
   res.mad = median(dev);
   res.steady_gpu_busy = median(busy);
+  res.steady_kernels = median(kernels);
+  res.steady_kernel_us = median(kernel_us);
   // Outliers: farther from the median than 3 scaled MADs and 10 % of it.
   for (std::size_t i = res.warmup; i < n; ++i) {
     const double off = std::fabs(res.steps[i].duration - res.median);

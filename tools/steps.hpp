@@ -19,12 +19,15 @@ namespace prof::steps {
 
 /// A "GPU idle inside the steps" finding from this share of the steady-state step time on.
 constexpr double kMinIdleShare = 0.2;
+/// Launch-bound steps: at least this many kernels per step, averaging less than kShortKernelUs.
+constexpr double kManyKernels = 10, kShortKernelUs = 50;
 
 struct Step {
   double start = 0, duration = 0;  ///< s; start from the trace's beginning
   bool warmup = false, outlier = false;
   double gpu_busy = 0;             ///< share of the step with some GPU stream of its process busy
   double kernel = 0, copy = 0, memset = 0;  ///< s of GPU work, summed over the process's streams
+  double kernels = 0;              ///< kernels that ended inside the step
   double host_only = 0;            ///< s with no GPU work (only with GPU streams)
   double mpi = 0, data = 0;        ///< s of the step's thread in MPI and in data loading
 };
@@ -40,6 +43,8 @@ struct Result {
   double startup = 0, teardown = 0;              ///< before the first step, after the last
   bool gpu = false;                ///< the process has GPU streams
   double steady_gpu_busy = 0;      ///< median over the steady-state steps
+  double steady_kernels = 0;       ///< median kernels per steady-state step
+  double steady_kernel_us = 0;     ///< median of a steady-state step's mean kernel time, us
   double idle = 0;                 ///< s of GPU idle inside steady-state steps
   double steady_time = 0;          ///< s of all steady-state steps
   std::vector<std::pair<std::string, double>> idle_by_host;  ///< what the host did while the GPU idled inside steps
@@ -56,7 +61,7 @@ class StepScan : public otf2::EventSink {
  private:
   enum Kind { kKernel, kCopy, kMemset, kKinds };
   struct Snap {
-    double any = 0, kind[kKinds] = {0, 0, 0}, mpi = 0, data = 0;
+    double any = 0, kind[kKinds] = {0, 0, 0}, mpi = 0, data = 0, kernels = 0;
   };
   struct Instance {
     std::uint64_t begin = 0, end = 0;
@@ -68,6 +73,7 @@ class StepScan : public otf2::EventSink {
     double any = 0;  // ticks with some stream busy
     double kind[kKinds] = {0, 0, 0};
     int running[kKinds] = {0, 0, 0};
+    double kernels = 0;  // ended
     double since_sum[kKinds] = {0, 0, 0};
     std::uint64_t host = otf2::kUndefined64;  // its first CPU thread: what the host does
     int open_steps = 0;  // step candidates open in it now

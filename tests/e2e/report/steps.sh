@@ -9,7 +9,8 @@
 #  2. The H100 PyTorch trace of tests/e2e/export/data (3 warm-up + 8 steps of
 #     __main__:train_step, no profile): 11 steps with --step; the GPU busy share, kernel time and
 #     host-only time per step add up (busy x duration + host only = duration); the first finding
-#     is the GPU idle inside the steps, blamed on host call paths.
+#     is the GPU idle inside the steps, launch-bound (24 kernels of about 33 us per step, longer
+#     gaps), blamed on host call paths.
 # Usage: steps.sh <prof-wrap> <prof-report> <work-dir> <export test data dir>
 set -euo pipefail
 wrap=$1 report=$2 work=$3 data=$4
@@ -79,6 +80,8 @@ for i, x in enumerate(s["list"]):
 assert 0.2 < s["steady_gpu_busy"] < 0.8, s["steady_gpu_busy"]
 f = d["findings"][0]
 print("first finding:", f["title"], "|", f["blame"])
-assert f["kind"] == "gpu_idle" and f["callpath"] and "forward" in f["blame"] + f["callpath"], f
+# A small MLP: 24 kernels of about 33 us per step with longer gaps between them: launch-bound.
+assert f["kind"] == "launch_bound" and f["callpath"] and "forward" in f["blame"] + f["callpath"], f
+assert s["steady_kernels"] >= 10 and s["steady_kernel_us"] < 50 and "CUDA graph" in f["suggestion"], (s["steady_kernels"], s["steady_kernel_us"])
 PY
 echo "ok: steps found and named, their durations the program's; the GPU run's steps and GPU idle finding"
