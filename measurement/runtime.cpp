@@ -1687,6 +1687,7 @@ void write_profile(State& s, const std::vector<Location*>& locs, bool together, 
     for (Location* loc : locs) {
       resolve_profile_samples_locked(loc);  // samples kept without a trace
       sampling::attribute_prof_samples(loc);
+      sampling::attribute_ring_samples(loc);  // threads that block the sampling signal
     }
   }
   cube4::Profile profile;
