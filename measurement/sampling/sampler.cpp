@@ -889,11 +889,14 @@ void check_unsampled_threads(const std::vector<Location*>& locs) {
   if (const std::uint32_t n = g_ring_threads.load()) {
     const std::uint64_t lost = g_ring_lost.load();
     log::info(1, "sampling: %u thread%s blocking the sampling signal %s sampled through the kernel's ring buffer (%" PRIu64
-              " samples%s%s; in the profile, not in the trace)",
+              " samples%s%s; %s)",
               n, n == 1 ? "" : "s", n == 1 ? "was" : "were", g_ring_samples.load(), lost ? ", lost in full rings: " : "",
-              lost ? std::to_string(lost).c_str() : "");
+              lost ? std::to_string(lost).c_str() : "",
+              config::g_values.enable_profiling ? "in the profile, not in the trace" : "only a profile would have them, not the trace");
   }
 }
+
+std::uint64_t ring_samples() { return g_ring_samples.load(); }
 
 std::string unsampled_warning() {
   const std::uint32_t n = g_unsampled_threads.load();

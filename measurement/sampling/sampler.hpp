@@ -48,6 +48,8 @@ void stop();
 void check_unsampled_threads(const std::vector<Location*>& locs);
 /// One warning line about those threads, or "".
 std::string unsampled_warning();
+/// The samples taken through the kernel's ring buffer (counted in Location::samples too).
+std::uint64_t ring_samples();
 /// The profile: the samples that landed inside prof itself become hits of an artificial region
 /// "prof (measurement system)" below the root, never the user's code. At finalize.
 void attribute_prof_samples(Location* loc);
