@@ -84,6 +84,7 @@ struct ThreadSources {
   std::atomic<std::uint64_t> signals{0};  // handler runs: a thread that takes signals
   // The sampler thread's last look: the first perf source's count and `signals` then.
   std::uint64_t seen_count = 0, seen_signals = 0;
+  bool suspect = false;  // seen blocking the signal at the last look
   bool ring_refused = false;
   bool ring_sampled = false;  // counted once in g_ring_threads
 };
@@ -525,7 +526,8 @@ void drain_all(ThreadSources* ts) {
 }
 
 /// A look at `ts` (sampler thread, g_ring_mutex held): a thread whose perf count grew by 3 periods
-/// while its handler never ran, and that blocks the signal, is switched to ring events.
+/// while its handler never ran, twice, and that blocked the signal both times, is switched to
+/// ring events.
 void look_at(ThreadSources* ts) {
   if (ts->ring_refused) return;
   int first = -1;
@@ -539,12 +541,22 @@ void look_at(ThreadSources* ts) {
   std::uint64_t count = 0;
   if (::read(ts->fd[first], &count, sizeof count) != static_cast<ssize_t>(sizeof count)) return;
   const std::uint64_t signals = ts->signals.load(std::memory_order_relaxed);
-  const bool stalled = signals == ts->seen_signals && count - ts->seen_count >= 3 * (*g_sources)[static_cast<std::size_t>(first)].period;
-  if (signals != ts->seen_signals || stalled) {
+  if (signals != ts->seen_signals) {
     ts->seen_count = count;
     ts->seen_signals = signals;
+    ts->suspect = false;
+    return;
   }
-  if (!stalled || !blocks_signal(ts->tid, g_signal)) return;
+  if (count - ts->seen_count < 3 * (*g_sources)[static_cast<std::size_t>(first)].period) return;
+  ts->seen_count = count;
+  // The handler blocks the signal while it runs: a thread seen blocking it at two looks in a row,
+  // with 3 periods of CPU time and no signal between them, blocks it for real.
+  const bool blocks = blocks_signal(ts->tid, g_signal);
+  const bool again = ts->suspect;
+  ts->suspect = blocks;
+  if (!blocks || !again) return;
+  log::info(2, "sampling: thread %d blocks the sampling signal: sampled through the kernel's ring buffer from now on",
+            static_cast<int>(ts->tid));
   for (int i = 0; i < ts->n; ++i) {
     if (!perf_kind((*g_sources)[static_cast<std::size_t>(i)].kind) || ((ts->ringed.load() >> i) & 1)) continue;
     if (!open_ring(ts, i, ts->tid)) return;
