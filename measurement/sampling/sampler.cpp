@@ -172,8 +172,9 @@ long perf_open(Kind kind, std::uint64_t period, pid_t tid = 0, bool ring = false
     a.sample_max_stack = kMaxDepth;
   }
   long fd = ::syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-  if (fd < 0 && ring && (errno == EINVAL || errno == E2BIG)) {
-    a.sample_max_stack = 0;  // before Linux 4.8: the system's limit (perf_event_max_stack)
+  if (fd < 0 && ring && (errno == EINVAL || errno == E2BIG || errno == EOVERFLOW)) {
+    // Before Linux 4.8, or a perf_event_max_stack below ours: the system's limit.
+    a.sample_max_stack = 0;
     fd = ::syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
   }
   return fd;
@@ -409,9 +410,9 @@ RegionId region_of(std::uintptr_t ip) {
 // the handler. For the perf sources the kernel can take its samples without a signal: an event
 // with PERF_SAMPLE_CALLCHAIN writes each overflow (ip, user call chain by frame pointers) into an
 // mmap ring, which prof's sampler thread reads. A thread blocking the signal when it starts gets
-// such an event at once; one that blocks it later is found by the sampler thread (its perf count
-// grows, its handler does not run, /proc says SigBlk) and switched: its signal event is disabled,
-// its ring event opened for its tid. The samples wait, aggregated per location and call chain, in
+// such an event at once; one that blocks it later is found by the sampler thread (look_at: its
+// perf count grows, its handler does not run, /proc says SigBlk) and switched: its signal event is
+// disabled, its ring event opened for its tid. Either way for good: the thread stays on the ring. The samples wait, aggregated per location and call chain, in
 // a side store: the profile belongs to the owner thread, which records into it meanwhile; they go
 // into the profile at finalize (attribute_ring_samples), as the samples kept without a trace do.
 // Not into the trace: its records are in time order and already partly written by then.
