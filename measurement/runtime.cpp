@@ -1487,9 +1487,10 @@ void report_sampling(const RunCounts& c) {
   if (!sampling::on()) return;
   const std::string unsampled = sampling::unsampled_warning();
   if (!unsampled.empty()) log::warning("%s", unsampled.c_str());
+  const std::uint64_t handled = c.samples - std::min(c.samples, sampling::ring_samples());  // the others ran no handler
   log::info(1, "sampling: %" PRIu64 " samples, %" PRIu64 " inside prof itself, %" PRIu64 " dropped; %.0f ns per sample in the handler",
             c.samples, c.samples_in_prof, c.samples_dropped,
-            c.samples ? static_cast<double>(c.sample_ticks) * 1e9 / static_cast<double>(timer::resolution()) / static_cast<double>(c.samples) : 0.0);
+            handled ? static_cast<double>(c.sample_ticks) * 1e9 / static_cast<double>(timer::resolution()) / static_cast<double>(handled) : 0.0);
   if (c.samples_dropped)
     log::warning("sampling: %" PRIu64 " samples were dropped for lack of buffer memory; raise PROF_TOTAL_MEMORY", c.samples_dropped);
 }
@@ -1714,6 +1715,7 @@ void write_profile(State& s, const std::vector<Location*>& locs, bool together, 
     for (Location* loc : locs) {
       resolve_profile_samples_locked(loc);  // samples kept without a trace
       sampling::attribute_prof_samples(loc);
+      sampling::attribute_ring_samples(loc);  // threads that block the sampling signal
     }
   }
   cube4::Profile profile;

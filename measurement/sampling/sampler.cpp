@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -16,9 +18,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -68,6 +72,21 @@ struct ThreadSources {
   bool has_timer[kMaxSources];
   int n = 0;
   pid_t tid = 0;
+  // A thread that blocks the signal (see "the kernel's ring buffer" below): per perf source a
+  // second event whose samples the kernel writes into a ring that prof's sampler thread reads.
+  Location* loc = nullptr;
+  int ring_fd[kMaxSources];
+  void* ring_map[kMaxSources];
+  std::size_t ring_bytes[kMaxSources];  // data pages, without the header page
+  /// Bit i: source i is read from its ring; the handler ignores its signals (those queued before
+  /// the switch arrive when the thread unblocks: they must not count a second time).
+  std::atomic<unsigned> ringed{0};
+  std::atomic<std::uint64_t> signals{0};  // handler runs: a thread that takes signals
+  // The sampler thread's last look: the first perf source's count and `signals` then.
+  std::uint64_t seen_count = 0, seen_signals = 0;
+  bool suspect = false;  // seen blocking the signal at the last look
+  bool ring_refused = false;
+  bool ring_sampled = false;  // counted once in g_ring_threads
 };
 
 // Threads that ran without a sample (check_unsampled): they block the sampling signal, as some
@@ -127,7 +146,11 @@ void check_unsampled(const Location* loc, pid_t tid) {
   if (blocks_signal(tid, g_signal)) g_unsampled_blocking.fetch_add(1);
 }
 
-long perf_open(Kind kind, std::uint64_t period) {
+constexpr int kRingPages = 16;  // 64 KiB: 150 samples of 48 frames, 150 ms at 1 kHz, 7 ticks of the sampler thread
+
+/// `ring`: an event whose samples the kernel writes into its mmap ring (ip, tid, time, the user
+/// call chain by frame pointers), for thread `tid` (0: the caller), instead of a signal's.
+long perf_open(Kind kind, std::uint64_t period, pid_t tid = 0, bool ring = false) {
   perf_event_attr a;
   std::memset(&a, 0, sizeof a);
   a.size = sizeof a;
@@ -140,7 +163,21 @@ long perf_open(Kind kind, std::uint64_t period) {
   a.exclude_kernel = 1;
   a.exclude_hv = 1;
   a.wakeup_events = 1;
-  return ::syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (ring) {
+    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+    a.exclude_callchain_kernel = 1;
+    // poll() wakes the sampler thread when a quarter of the ring is full, long before it overflows.
+    a.watermark = 1;
+    a.wakeup_watermark = static_cast<std::uint32_t>(kRingPages / 4 * ::sysconf(_SC_PAGESIZE));
+    a.sample_max_stack = kMaxDepth;
+  }
+  long fd = ::syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0 && ring && (errno == EINVAL || errno == E2BIG || errno == EOVERFLOW)) {
+    // Before Linux 4.8, or a perf_event_max_stack below ours: the system's limit.
+    a.sample_max_stack = 0;
+    fd = ::syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  }
+  return fd;
 }
 
 // PROF_SAMPLING_DEBUG_REFUSE: exact comma-separated tokens (a typo must not pass silently).
@@ -272,15 +309,18 @@ void on_signal(int, siginfo_t* si, void* ucv) {
   const int saved = errno;
   Location* loc = tls_location;
   if (loc && loc->sampler && g_running.load(std::memory_order_relaxed)) {
-    if (loc->busy || !loc->active) {
+    auto* ts = static_cast<ThreadSources*>(loc->sampler);
+    int source = 0;
+    if (si->si_code == SI_TIMER) source = si->si_value.sival_int & 0xff;
+    else
+      for (int i = 0; i < ts->n; ++i)
+        if (ts->fd[i] == si->si_fd) source = i;
+    ts->signals.fetch_add(1, std::memory_order_relaxed);
+    if ((ts->ringed.load(std::memory_order_relaxed) >> source) & 1) {
+      // Its ring has the samples: a signal queued before the switch counts nothing.
+    } else if (loc->busy || !loc->active) {
       ++loc->samples_in_prof;  // attributed to prof itself, never to the user's code
     } else {
-      auto* ts = static_cast<ThreadSources*>(loc->sampler);
-      int source = 0;
-      if (si->si_code == SI_TIMER) source = si->si_value.sival_int & 0xff;
-      else
-        for (int i = 0; i < ts->n; ++i)
-          if (ts->fd[i] == si->si_fd) source = i;
       // busy while writing: a sample from a nested signal is then counted as prof's.
       loc->busy = true;
       std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -298,6 +338,7 @@ struct Frame {
   RegionId region = kNoRegionYet;  // defined when a sample keeps the frame (region_of)
   regions::RegionDef def;
   bool outer = false;        // a frame above the program's own (main's callers, thread start)
+  bool prof = false;         // in libprof (outer too)
   bool main = false;
   bool interpreter = false;  // in the interpreter's object (set_interpreter)
 };
@@ -328,8 +369,9 @@ Frame frame_of(std::uintptr_t ip) {
     const std::string& o = info.object;
     const char* base = std::strrchr(o.c_str(), '/');
     const std::string obj = base ? base + 1 : o;
+    f.prof = obj.rfind("libprof", 0) == 0;
     f.outer = info.name == "_start" || info.name == "start_thread" || info.name == "clone3" || info.name == "clone" ||
-              info.name.rfind("__libc_start", 0) == 0 || obj.rfind("libprof", 0) == 0;
+              info.name.rfind("__libc_start", 0) == 0 || f.prof;
   } else {
     Dl_info dl;
     std::string obj = "unknown";
@@ -346,7 +388,7 @@ Frame frame_of(std::uintptr_t ip) {
       u->second = regions::define(d);
     }
     f.region = u->second;
-    f.outer = obj.rfind("libprof", 0) == 0;
+    f.prof = f.outer = obj.rfind("libprof", 0) == 0;
   }
   if (const void* interp = g_interpreter_base.load()) {
     Dl_info dl;
@@ -361,6 +403,249 @@ RegionId region_of(std::uintptr_t ip) {
   Frame& f = (*g_frames)[ip];
   if (f.region == kNoRegionYet) f.region = regions::define(f.def);
   return f.region;
+}
+
+// ---- threads that block the signal: the kernel's ring buffer ----
+// A thread that blocks SIGRTMIN+5 (a compressor's worker threads block every signal) never runs
+// the handler. For the perf sources the kernel can take its samples without a signal: an event
+// with PERF_SAMPLE_CALLCHAIN writes each overflow (ip, user call chain by frame pointers) into an
+// mmap ring, which prof's sampler thread reads. A thread blocking the signal when it starts gets
+// such an event at once; one that blocks it later is found by the sampler thread (look_at: its
+// perf count grows, its handler does not run, /proc says SigBlk) and switched: its signal event is
+// disabled, its ring event opened for its tid. Either way for good: the thread stays on the ring. The samples wait, aggregated per location and call chain, in
+// a side store: the profile belongs to the owner thread, which records into it meanwhile; they go
+// into the profile at finalize (attribute_ring_samples), as the samples kept without a trace do.
+// Not into the trace: its records are in time order and already partly written by then.
+
+struct RingStore {
+  /// {source, leaf ip, return addresses...} → samples.
+  std::map<std::vector<std::uint64_t>, std::uint64_t> stacks;
+  std::uint64_t pending = 0;  // not yet in loc->samples
+};
+constexpr std::size_t kMaxStacks = 1u << 16;  // distinct call chains per location; beyond: the leaf alone
+constexpr int kTickMs = 20;  // the sampler thread's look at threads that may have blocked the signal
+
+// All under g_ring_mutex: the threads with a perf source (registered at thread start, removed at
+// thread end, so their fds and rings stay valid while the sampler thread uses them) and the store.
+std::mutex g_ring_mutex;
+std::vector<ThreadSources*>* g_watched;
+std::map<const Location*, RingStore>* g_ring_store;
+pthread_t g_sampler_thread;
+bool g_sampler_started = false;
+pid_t g_sampler_pid = 0;  // the process prof initialised: a fork's child has no sampler thread and no rings
+int g_sampler_wake[2] = {-1, -1};
+std::atomic<bool> g_sampler_quit{false};
+std::atomic<std::uint32_t> g_ring_threads{0};   // threads that got samples through a ring
+std::atomic<std::uint64_t> g_ring_samples{0};
+std::atomic<std::uint64_t> g_ring_lost{0};      // the kernel found the ring full (PERF_RECORD_LOST)
+std::atomic<std::uint32_t> g_ring_refusals{0};  // threads the kernel gave no ring
+char g_ring_refused_why[128];                   // the first refusal's reason (g_ring_mutex)
+
+bool perf_kind(Kind k) { return k != kTimer; }
+bool in_sampler_process() { return g_sampler_pid == ::getpid(); }
+
+/// Opens the ring event of perf source `i` for thread `tid` (0: the caller). g_ring_mutex held, or
+/// the thread not registered yet.
+bool open_ring(ThreadSources* ts, int i, pid_t tid) {
+  const Source& s = (*g_sources)[static_cast<std::size_t>(i)];
+  const long fd = perf_open(s.kind, s.period, tid, true);
+  const char* why = nullptr;
+  if (fd >= 0) {
+    const long page = ::sysconf(_SC_PAGESIZE);
+    // The locked-memory limit (perf_event_mlock_kb, then RLIMIT_MEMLOCK) may refuse 64 KiB.
+    for (int pages = kRingPages; pages >= 1; pages /= 2) {
+      void* m = ::mmap(nullptr, static_cast<std::size_t>((pages + 1) * page), PROT_READ | PROT_WRITE, MAP_SHARED,
+                       static_cast<int>(fd), 0);
+      if (m == MAP_FAILED) continue;
+      ts->ring_fd[i] = static_cast<int>(fd);
+      ts->ring_map[i] = m;
+      ts->ring_bytes[i] = static_cast<std::size_t>(pages * page);
+      ::ioctl(ts->ring_fd[i], PERF_EVENT_IOC_ENABLE, 0);
+      return true;
+    }
+    why = "no memory for its ring (perf_event_mlock_kb, RLIMIT_MEMLOCK)";
+    ::close(static_cast<int>(fd));
+  } else {
+    why = std::strerror(errno);
+  }
+  if (!ts->ring_refused) {
+    ts->ring_refused = true;
+    if (g_ring_refusals.fetch_add(1) == 0) std::snprintf(g_ring_refused_why, sizeof g_ring_refused_why, "%s", why);
+  }
+  return false;
+}
+
+/// Moves the samples of `ts`'s ring `i` into the store. g_ring_mutex held.
+void drain(ThreadSources* ts, int i) {
+  auto* meta = static_cast<perf_event_mmap_page*>(ts->ring_map[i]);
+  if (!meta) return;
+  const unsigned char* data = static_cast<const unsigned char*>(ts->ring_map[i]) + ::sysconf(_SC_PAGESIZE);
+  const std::uint64_t size = ts->ring_bytes[i];
+  const std::uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+  std::uint64_t tail = meta->data_tail;
+  static std::uint64_t record[65536 / 8];  // a record's size is 16 bits; g_ring_mutex guards it
+  const auto copy = [&](std::uint64_t at, std::size_t n, void* to) {
+    const std::uint64_t off = at % size, first = std::min<std::uint64_t>(n, size - off);
+    std::memcpy(to, data + off, first);
+    std::memcpy(static_cast<unsigned char*>(to) + first, data, n - first);
+  };
+  RingStore& store = (*g_ring_store)[ts->loc];
+  std::vector<std::uint64_t> key;
+  while (tail + sizeof(perf_event_header) <= head) {
+    perf_event_header h;
+    copy(tail, sizeof h, &h);
+    if (h.size < sizeof h || tail + h.size > head) break;
+    copy(tail, h.size, record);
+    tail += h.size;
+    const std::size_t words = h.size / 8;
+    if (h.type == PERF_RECORD_LOST && words >= 3) {
+      g_ring_lost.fetch_add(record[2], std::memory_order_relaxed);  // header, id, lost
+      continue;
+    }
+    // header, ip, pid|tid, time, nr, ips[nr] (sample_type's order)
+    if (h.type != PERF_RECORD_SAMPLE || words < 5) continue;
+    const std::uint64_t ip = record[1], nr = std::min<std::uint64_t>(record[4], words - 5);
+    key.assign(1, static_cast<std::uint64_t>(i));
+    for (std::uint64_t k = 0; k < nr && key.size() <= kMaxDepth; ++k)
+      if (record[5 + k] < static_cast<std::uint64_t>(PERF_CONTEXT_MAX)) key.push_back(record[5 + k]);
+    if (key.size() == 1) key.push_back(ip);  // no chain: the interrupted instruction is always right
+    if (store.stacks.size() >= kMaxStacks && !store.stacks.count(key)) key.resize(2);
+    ++store.stacks[key];
+    ++store.pending;
+    g_ring_samples.fetch_add(1, std::memory_order_relaxed);
+    if (!ts->ring_sampled) {
+      ts->ring_sampled = true;
+      g_ring_threads.fetch_add(1);
+    }
+  }
+  __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+void drain_all(ThreadSources* ts) {
+  for (int i = 0; i < ts->n; ++i)
+    if (ts->ring_map[i]) drain(ts, i);
+}
+
+/// A look at `ts` (sampler thread, g_ring_mutex held): a thread whose perf count grew by 3 periods
+/// while its handler never ran, twice, and that blocked the signal both times, is switched to
+/// ring events.
+void look_at(ThreadSources* ts) {
+  if (ts->ring_refused) return;
+  int first = -1;
+  bool all_ringed = true;
+  for (int i = 0; i < ts->n; ++i)
+    if (perf_kind((*g_sources)[static_cast<std::size_t>(i)].kind)) {
+      if (first < 0 && ts->fd[i] >= 0) first = i;
+      all_ringed = all_ringed && ((ts->ringed.load() >> i) & 1);
+    }
+  if (first < 0 || all_ringed) return;
+  std::uint64_t count = 0;
+  if (::read(ts->fd[first], &count, sizeof count) != static_cast<ssize_t>(sizeof count)) return;
+  const std::uint64_t signals = ts->signals.load(std::memory_order_relaxed);
+  if (signals != ts->seen_signals) {
+    ts->seen_count = count;
+    ts->seen_signals = signals;
+    ts->suspect = false;
+    return;
+  }
+  if (count - ts->seen_count < 3 * (*g_sources)[static_cast<std::size_t>(first)].period) return;
+  ts->seen_count = count;
+  // The handler blocks the signal while it runs: a thread seen blocking it at two looks in a row,
+  // with 3 periods of CPU time and no signal between them, blocks it for real.
+  const bool blocks = blocks_signal(ts->tid, g_signal);
+  const bool again = ts->suspect;
+  ts->suspect = blocks;
+  if (!blocks || !again) return;
+  log::info(2, "sampling: thread %d blocks the sampling signal: sampled through the kernel's ring buffer from now on",
+            static_cast<int>(ts->tid));
+  for (int i = 0; i < ts->n; ++i) {
+    if (!perf_kind((*g_sources)[static_cast<std::size_t>(i)].kind) || ((ts->ringed.load() >> i) & 1)) continue;
+    if (!open_ring(ts, i, ts->tid)) return;
+    ts->ringed.fetch_or(1u << i);
+    if (ts->fd[i] >= 0) ::ioctl(ts->fd[i], PERF_EVENT_IOC_DISABLE, 0);
+  }
+}
+
+void* sampler_thread(void*) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  std::vector<pollfd> fds;
+  bool hup = false;
+  while (!g_sampler_quit.load()) {
+    // A ring whose thread exited without prof's thread end reports POLLHUP at once: then a
+    // tick's sleep, not a busy loop.
+    if (hup) ::usleep(kTickMs * 1000);
+    fds.assign(1, pollfd{g_sampler_wake[0], POLLIN, 0});
+    {
+      std::lock_guard<std::mutex> lock(g_ring_mutex);
+      for (ThreadSources* ts : *g_watched)
+        for (int i = 0; i < ts->n; ++i)
+          if (ts->ring_map[i]) fds.push_back(pollfd{ts->ring_fd[i], POLLIN, 0});
+    }
+    // A ring fd that thread_end closes meanwhile (or another file that gets its number) wakes the
+    // poll at worst; the rings themselves are only read under the mutex.
+    const int n = ::poll(fds.data(), fds.size(), kTickMs);
+    if (n > 0 && (fds[0].revents & POLLIN)) {
+      char c[16];
+      while (::read(g_sampler_wake[0], c, sizeof c) > 0) {
+      }
+    }
+    std::lock_guard<std::mutex> lock(g_ring_mutex);
+    if (g_sampler_quit.load() || !g_running.load()) break;
+    for (ThreadSources* ts : *g_watched) {
+      drain_all(ts);
+      look_at(ts);
+    }
+    hup = false;
+    for (std::size_t k = 1; k < fds.size(); ++k) hup = hup || (fds[k].revents & (POLLHUP | POLLERR | POLLNVAL));
+  }
+  return nullptr;
+}
+
+/// Registers `ts` (thread start); the sampler thread starts with the process's second thread
+/// with a perf source, or a first one that blocks the signal: a single-threaded program has none.
+void watch(ThreadSources* ts, bool blocked) {
+  std::lock_guard<std::mutex> lock(g_ring_mutex);
+  g_watched->push_back(ts);
+  if (g_sampler_started || g_sampler_quit.load() || (g_watched->size() < 2 && !blocked) || !in_sampler_process()) return;
+  if (g_sampler_wake[0] < 0 && ::pipe2(g_sampler_wake, O_CLOEXEC | O_NONBLOCK) != 0) return;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  runtime::t_creating_own_thread = true;  // the pthread adapter lets prof's own thread pass
+  const int rc = pthread_create(&g_sampler_thread, &attr, &sampler_thread, nullptr);
+  runtime::t_creating_own_thread = false;
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    log::warning("sampling: cannot start prof's sampler thread (%s); threads that block the sampling signal get no samples",
+                 std::strerror(rc));
+    g_sampler_quit.store(true);
+    return;
+  }
+  pthread_setname_np(g_sampler_thread, "prof-sampler");
+  g_sampler_started = true;
+}
+
+/// `loc`'s ring samples so far into its counts (its thread ended, or measurement stopped: no
+/// handler writes them meanwhile). g_ring_mutex held.
+void count_ring_samples_locked(Location* loc) {
+  auto it = g_ring_store->find(loc);
+  if (it == g_ring_store->end()) return;
+  loc->samples += it->second.pending;
+  it->second.pending = 0;
+}
+
+/// The artificial call path "prof (measurement system)" below `loc`'s root: samples inside prof.
+ProfileNode* prof_node(Location* loc) {
+  static const RegionId prof_region = [] {
+    regions::RegionDef d;
+    d.name = d.canonical = "prof (measurement system)";
+    d.paradigm = regions::Paradigm::Measurement;
+    d.role = regions::Role::Artificial;
+    return regions::define(d);
+  }();
+  return detail::attach_child(loc, &loc->root_node, prof_region);
 }
 
 }  // namespace
@@ -449,6 +734,9 @@ bool init() {
     }
   }
   g_frames = new std::unordered_map<std::uintptr_t, Frame>;
+  g_watched = new std::vector<ThreadSources*>;
+  g_ring_store = new std::map<const Location*, RingStore>;
+  g_sampler_pid = ::getpid();
   g_unknown_regions = new std::unordered_map<std::string, RegionId>;
   g_signal = SIGRTMIN + 5;
   struct sigaction sa;
@@ -489,12 +777,24 @@ void thread_start(Location* loc) {
   auto* ts = new ThreadSources;
   const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
   ts->tid = tid;
+  ts->loc = loc;
+  // A thread that starts with the signal blocked (its creator blocked it) takes its perf sources'
+  // samples from rings at once.
+  sigset_t mask;
+  const bool blocked = pthread_sigmask(SIG_BLOCK, nullptr, &mask) == 0 && sigismember(&mask, g_signal) == 1;
+  bool watched = false;
   for (const Source& s : *g_sources) {
     const int i = ts->n;
     ts->fd[i] = -1;
     ts->ring[i] = nullptr;
     ts->has_timer[i] = false;
-    if (s.kind == kTimer) {
+    ts->ring_fd[i] = -1;
+    ts->ring_map[i] = nullptr;
+    ts->ring_bytes[i] = 0;
+    watched = watched || perf_kind(s.kind);
+    if (perf_kind(s.kind) && blocked && open_ring(ts, i, 0)) {
+      ts->ringed.fetch_or(1u << i);
+    } else if (s.kind == kTimer) {
       sigevent sev;
       std::memset(&sev, 0, sizeof sev);
       sev.sigev_notify = SIGEV_THREAD_ID;
@@ -528,6 +828,7 @@ void thread_start(Location* loc) {
     }
     ++ts->n;
   }
+  if (watched && in_sampler_process()) watch(ts, blocked);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   loc->sampler = ts;
 }
@@ -537,6 +838,14 @@ void thread_end(Location* loc) {
   if (!ts) return;
   loc->sampler = nullptr;
   std::atomic_signal_fence(std::memory_order_seq_cst);
+  // In a fork's child the rings are not mapped (the kernel does not copy them) and the mutex may
+  // be the parent's sampler thread's.
+  if (g_watched && in_sampler_process()) {
+    std::lock_guard<std::mutex> lock(g_ring_mutex);
+    g_watched->erase(std::remove(g_watched->begin(), g_watched->end(), ts), g_watched->end());
+    if (g_running.load()) drain_all(ts);  // after stop() drained them, the samples are past the end
+    count_ring_samples_locked(loc);
+  }
   check_unsampled(loc, ts->tid);
   const long page = ::sysconf(_SC_PAGESIZE);
   for (int i = 0; i < ts->n; ++i) {
@@ -545,6 +854,11 @@ void thread_end(Location* loc) {
       if (ts->ring[i]) ::munmap(ts->ring[i], static_cast<std::size_t>(2 * page));
       ::close(ts->fd[i]);
     }
+    if (ts->ring_fd[i] >= 0) {
+      ::ioctl(ts->ring_fd[i], PERF_EVENT_IOC_DISABLE, 0);
+      ::munmap(ts->ring_map[i], ts->ring_bytes[i] + static_cast<std::size_t>(page));
+      ::close(ts->ring_fd[i]);
+    }
     if (ts->has_timer[i]) ::timer_delete(ts->timer[i]);
   }
   delete ts;
@@ -552,43 +866,161 @@ void thread_end(Location* loc) {
 
 void stop() {
   g_running.store(false);
+  if (g_watched && in_sampler_process()) {
+    bool started = false;
+    {
+      std::lock_guard<std::mutex> lock(g_ring_mutex);
+      g_sampler_quit.store(true);  // and none starts from here on (watch)
+      started = g_sampler_started;
+      g_sampler_started = false;
+    }
+    if (started) {
+      const char c = 0;
+      if (::write(g_sampler_wake[1], &c, 1) < 0) {
+      }  // it looks at the flag within a tick anyway
+      pthread_join(g_sampler_thread, nullptr);
+    }
+    // The samples up to now; the rings stop (their threads may run on during the write-out).
+    std::lock_guard<std::mutex> lock(g_ring_mutex);
+    for (ThreadSources* ts : *g_watched) {
+      drain_all(ts);
+      for (int i = 0; i < ts->n; ++i)
+        if (ts->ring_fd[i] >= 0) ::ioctl(ts->ring_fd[i], PERF_EVENT_IOC_DISABLE, 0);
+    }
+  }
   // The finalizing thread's own sources: no more signals (and EINTR) during the write-out.
   if (Location* loc = tls_location) thread_end(loc);
 }
 
 void check_unsampled_threads(const std::vector<Location*>& locs) {
+  if (g_watched && in_sampler_process()) {
+    std::lock_guard<std::mutex> lock(g_ring_mutex);
+    for (Location* loc : locs) count_ring_samples_locked(loc);
+  }
   for (const Location* loc : locs)
     if (const auto* ts = static_cast<const ThreadSources*>(loc->sampler)) check_unsampled(loc, ts->tid);
+  if (const std::uint32_t n = g_ring_threads.load()) {
+    const std::uint64_t lost = g_ring_lost.load();
+    log::info(1, "sampling: %u thread%s blocking the sampling signal %s sampled through the kernel's ring buffer (%" PRIu64
+              " samples%s%s; %s)",
+              n, n == 1 ? "" : "s", n == 1 ? "was" : "were", g_ring_samples.load(), lost ? ", lost in full rings: " : "",
+              lost ? std::to_string(lost).c_str() : "",
+              config::g_values.enable_profiling ? "in the profile, not in the trace" : "only a profile would have them, not the trace");
+  }
 }
+
+std::uint64_t ring_samples() { return g_ring_samples.load(); }
 
 std::string unsampled_warning() {
   const std::uint32_t n = g_unsampled_threads.load();
   if (!n) return {};
-  char text[512];
+  char text[1024];
   const std::uint32_t blocking = g_unsampled_blocking.load();
+  bool perf = false;
+  for (const Source& s : *g_sources) perf = perf || perf_kind(s.kind);
+  // What samples such threads: only a perf source's ring buffer, where the kernel gives one.
+  std::string how;
+  if (!perf)
+    how = "; only the perf sources (e.g. PROF_SAMPLING_EVENTS=perf_cpu_clock), where the kernel offers perf_event_open, "
+          "sample such threads, through the kernel's ring buffer";
+  else if (g_ring_refusals.load())
+    how = std::string("; the kernel refused the ring buffer that samples such threads without it (") + g_ring_refused_why + ")";
   std::snprintf(text, sizeof text,
                 "sampling: %u thread%s ran %.1f s of CPU time without a single sample%s; their time is missing from "
                 "the samples (prof samples through a signal, SIGRTMIN+5, which a thread that blocks all signals, as some "
-                "libraries' worker threads do, never takes); measure their functions with prof-wrap's instrumentation",
+                "libraries' worker threads do, never takes%s); measure their functions with prof-wrap's instrumentation",
                 n, n == 1 ? "" : "s", static_cast<double>(g_unsampled_ns.load()) * 1e-9,
                 blocking == n ? ": they block prof's sampling signal"
                 : blocking   ? (std::string(": ") + std::to_string(blocking) + " of them block prof's sampling signal").c_str()
-                             : "");
+                             : "",
+                how.c_str());
   return text;
 }
 
 void attribute_prof_samples(Location* loc) {
   if (!g_on || !loc->profiling || loc->samples_in_prof == 0) return;
-  static const RegionId prof_region = [] {
-    regions::RegionDef d;
-    d.name = d.canonical = "prof (measurement system)";
-    d.paradigm = regions::Paradigm::Measurement;
-    d.role = regions::Role::Artificial;
-    return regions::define(d);
-  }();
-  if (ProfileNode* n = detail::attach_child(loc, &loc->root_node, prof_region)) {
+  if (ProfileNode* n = prof_node(loc)) {
     if (!loc->hits) loc->hits = new std::unordered_map<const ProfileNode*, std::uint64_t>;
     (*loc->hits)[n] += loc->samples_in_prof;
+  }
+}
+
+void attribute_ring_samples(Location* loc) {
+  if (!g_on || !g_ring_store) return;
+  RingStore store;
+  {
+    // A checkpoint's copy (a fork) may have the mutex as the parent's sampler thread held it.
+    std::unique_lock<std::mutex> lock(g_ring_mutex, std::defer_lock);
+    if (in_sampler_process()) lock.lock();
+    else if (!lock.try_lock()) return;
+    auto it = g_ring_store->find(loc);
+    if (it == g_ring_store->end() || it->second.stacks.empty()) return;
+    store.stacks.swap(it->second.stacks);
+  }
+  if (!loc->profiling) return;
+  // The instrumented call path at a sample is unknown here (only the owner thread knows it, and
+  // not from another thread at the sample's time). The frames tell it where they name an
+  // instrumented function that has exactly one call path on this location: the innermost such
+  // frame is the sample's anchor, the frames below it hang under that path as resolve() hangs
+  // them under the thread's node. Without one, all kept frames start at the thread's root.
+  std::unordered_map<std::uintptr_t, ProfileNode*> only_path;  // function entry → its one node (nullptr: several)
+  {
+    std::unordered_map<RegionId, std::uintptr_t> entries;
+    std::vector<ProfileNode*> todo{&loc->root_node};
+    while (!todo.empty()) {
+      ProfileNode* n = todo.back();
+      todo.pop_back();
+      for (ProfileNode* c = n->first_child; c; c = c->next_sibling) {
+        todo.push_back(c);
+        auto [e, fresh] = entries.emplace(c->region, 0);
+        if (fresh) e->second = regions::entry_of(c->region);
+        if (!e->second) continue;
+        auto [at, first] = only_path.emplace(e->second, c);
+        if (!first) at->second = nullptr;
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_resolve_mutex);
+  std::vector<std::uintptr_t> kept;
+  for (const auto& [key, count] : store.stacks) {
+    kept.clear();  // as resolve() keeps them: from the leaf up to main, the thread start or prof
+    // A leaf inside prof (its hooks) is prof's time, as the handler counts it (samples_in_prof).
+    const bool in_prof = key.size() > 1 && frame_of(key[1]).prof;
+    for (std::size_t k = 1; k < key.size() && !in_prof; ++k) {
+      const std::uintptr_t ip = key[k] - (k > 1 ? 1 : 0);
+      const Frame f = frame_of(ip);
+      if (f.outer || f.interpreter) break;
+      kept.push_back(ip);
+      if (f.main) break;
+    }
+    ProfileNode* node = in_prof ? prof_node(loc) : &loc->root_node;
+    std::size_t below = kept.size();
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+      const Frame f = frame_of(kept[k]);
+      auto it = f.entry ? only_path.find(f.entry) : only_path.end();
+      if (it != only_path.end() && it->second) {
+        node = it->second;
+        below = k;
+        break;
+      }
+    }
+    for (std::size_t k = below; node && k-- > 0;) {
+      const Frame f = frame_of(kept[k]);
+      ProfileNode* instrumented = nullptr;
+      if (f.entry)
+        for (ProfileNode* c = node->first_child; c && !instrumented; c = c->next_sibling)
+          if (regions::entry_of(c->region) == f.entry) instrumented = c;
+      node = instrumented ? instrumented : detail::attach_child(loc, node, region_of(kept[k]));
+    }
+    if (!node) continue;  // the pool has no memory left for the call path
+    if (!loc->hits) loc->hits = new std::unordered_map<const ProfileNode*, std::uint64_t>;
+    (*loc->hits)[node] += count;
+    const std::size_t source = static_cast<std::size_t>(key[0]);
+    // As the handler's samples: prof's own are hits only (attribute_prof_samples).
+    if (!in_prof && source < g_sources->size() && (*g_sources)[source].kind != kCycles) {
+      if (!loc->sampled_ns) loc->sampled_ns = new std::unordered_map<const ProfileNode*, std::uint64_t>;
+      (*loc->sampled_ns)[node] += count * (*g_sources)[source].period;
+    }
   }
 }
 

@@ -4,7 +4,9 @@
 // very thread; its handler unwinds the interrupted stack (libunwind's unw_backtrace, loaded with
 // dlopen so that programs without sampling never see libunwind's _Unwind_* and backtrace symbols)
 // into a RawSample record of the thread's own trace buffer. Converting a RawSample into a calling
-// context (resolve()) happens off the handler, when the buffer is written out.
+// context (resolve()) happens off the handler, when the buffer is written out. A thread that
+// blocks the signal gets, for the perf sources, events whose samples the kernel writes into a
+// ring that prof's sampler thread reads (sampler.cpp: "the kernel's ring buffer").
 #pragma once
 
 #include <cstdint>
@@ -46,9 +48,16 @@ void stop();
 void check_unsampled_threads(const std::vector<Location*>& locs);
 /// One warning line about those threads, or "".
 std::string unsampled_warning();
+/// The samples taken through the kernel's ring buffer (counted in Location::samples too).
+std::uint64_t ring_samples();
 /// The profile: the samples that landed inside prof itself become hits of an artificial region
 /// "prof (measurement system)" below the root, never the user's code. At finalize.
 void attribute_prof_samples(Location* loc);
+/// The profile: the samples the kernel took through its ring buffer from a thread of `loc` that
+/// blocks the sampling signal (prof's sampler thread read them) become hits of their frames
+/// below the thread's root (a frame of an instrumented function: its call path there, if any).
+/// At finalize, after stop().
+void attribute_ring_samples(Location* loc);
 const std::vector<Generator>& generators();
 /// The object (executable or shared library) that `address` lies in is an interpreter's
 /// (libpython, or a python executable linked with it): the sampled frames of a sample stop at its
