@@ -436,12 +436,13 @@ const char kStyle[] =
     "body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #222; background: #fafafa; }\n"
     "header { background: #263238; color: #fff; padding: 10px 20px; }\n"
     "header h1 { margin: 0; font-size: 20px; }\n"
-    "section { background: #fff; margin: 14px 20px; padding: 10px 16px; border: 1px solid #ddd; border-radius: 4px; }\n"
+    "section { background: #fff; margin: 14px 20px; padding: 10px 16px; border: 1px solid #ddd; border-radius: 4px; overflow-x: auto; }\n"
     "h2 { font-size: 17px; margin: 4px 0 10px; }\n"
     "table { border-collapse: collapse; font-size: 13px; }\n"
     "th, td { padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right; white-space: nowrap; }\n"
     "th { background: #eceff1; }\n"
     "td.name, th.name { text-align: left; max-width: 620px; overflow: hidden; text-overflow: ellipsis; }\n"
+    "td.why, th.why { text-align: left; white-space: normal; min-width: 320px; }\n"
     ".kv td { text-align: left; }\n"
     ".muted { color: #777; }\n"
     "tr.regression td { background: #ffebee; color: #b71c1c; }\n"
@@ -480,25 +481,27 @@ std::string diff_html(const Diff& d) {
   for (const DiffSection& s : d.sections) {
     h << "<section id=\"" << esc(s.name) << "\"><h2>" << esc(s.title) << "</h2><p class=\"muted\">" << esc(s.figure);
     if (s.name != "run") h << "; floor " << esc(seconds_text(s.floor_s)) << "; regressions first";
-    h << "</p>\n<table id=\"" << esc(s.name) << "-table\"><tr><th>verdict</th><th>change</th><th>change%</th><th>A</th><th>B</th>";
+    h << "</p>\n<table id=\"" << esc(s.name) << "-table\"><tr><th class=\"name\">" << (s.name == "run" ? "figure" : "name")
+      << "</th><th>verdict</th><th>change</th><th>change%</th><th>A</th><th>B</th>";
     const std::vector<Figure>* figs = s.rows.empty() ? nullptr : &s.rows.front().figures;
     if (figs)
       for (const Figure& f : *figs) h << "<th>" << esc(f.name) << " A</th><th>" << esc(f.name) << " B</th>";
-    h << "<th class=\"name\">" << (s.name == "run" ? "figure" : "name") << "</th><th class=\"name\">why</th></tr>\n";
+    h << "<th class=\"why\">why</th></tr>\n";
     for (const DiffRow& r : s.rows) {
       const bool timed = r.unit == "s";
       h << "<tr class=\"" << verdict_name(r.verdict) << "\" data-key=\"" << esc(r.key) << "\" data-change=\""
-        << json_number(r.change()) << "\"><td>" << verdict_name(r.verdict) << "</td><td>"
+        << json_number(r.change()) << "\"><td class=\"name\">" << esc(r.key)
+        << (r.label.empty() ? "" : " <span class=\"muted\">" + esc(r.label) + "</span>") << "</td><td>" << verdict_name(r.verdict)
+        << "</td><td>"
         << esc(timed ? signed_seconds(r.change()) : number_text(r.change())) << "</td><td>"
-        << (r.in_a && r.in_b && r.a != 0 ? percent_text(r.change_percent()) : "") << "</td><td>"
+        << (timed && r.in_a && r.in_b && r.a != 0 ? percent_text(r.change_percent()) : "") << "</td><td>"
         << (r.in_a ? esc(value_text(r, r.a)) : "-") << "</td><td>" << (r.in_b ? esc(value_text(r, r.b)) : "-") << "</td>";
       for (const Figure& f : r.figures) {
         const bool secs = f.name.size() > 2 && f.name.compare(f.name.size() - 2, 2, "_s") == 0;
         h << "<td>" << (r.in_a ? esc(secs ? seconds_text(f.a) : number_text(f.a)) : "-") << "</td><td>"
           << (r.in_b ? esc(secs ? seconds_text(f.b) : number_text(f.b)) : "-") << "</td>";
       }
-      h << "<td class=\"name\">" << esc(r.key) << (r.label.empty() ? "" : " <span class=\"muted\">" + esc(r.label) + "</span>")
-        << "</td><td class=\"name\">" << esc(r.reason) << "</td></tr>\n";
+      h << "<td class=\"why\">" << esc(r.reason) << "</td></tr>\n";
     }
     h << "</table></section>\n";
   }
