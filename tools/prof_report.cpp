@@ -29,6 +29,7 @@
 #include "tools/json_text.hpp"
 #include "tools/otf2_reader.hpp"
 #include "tools/region_groups.hpp"
+#include "tools/report_diff.hpp"
 #include "tools/report_template.hpp"  // generated from tools/report_template.html
 
 namespace {
@@ -45,6 +46,7 @@ constexpr std::uint32_t kMaxMatrixRanks = 512;
 
 const char kUsage[] =
     "usage: prof-report [options] <experiment directory> ...\n"
+    "       prof-report --diff A B [--json | -o DIR] [--threshold PCT] [--fail-on-regression] [--top N]\n"
     "\n"
     "Writes <experiment>/report.html, one self-contained page that any browser opens offline, and\n"
     "<experiment>/report.json, the same data (format: docs/REPORT.md): the run, the top regions\n"
@@ -62,7 +64,15 @@ const char kUsage[] =
     "  --no-trace      leave the trace alone (profile figures only; faster on huge traces)\n"
     "  --step REGION   the region whose calls are the steps (default: PROF_STEP of the run, else the\n"
     "                  user-API or NVTX range that repeats and covers the most time)\n"
-    "  -h, --help      this text\n";
+    "  -h, --help      this text\n"
+    "\n"
+    "--diff A B: experiment B against experiment A, side by side (run, regions by name, GPU\n"
+    "activities), regressions first (most time lost), then improvements, new, gone and unchanged.\n"
+    "A change counts when it is more than PCT percent and more than 1% of A's total time (at\n"
+    "least 1 ms), outside the per-location min..max of either run (docs/REPORT.md). Prints text;\n"
+    "--json prints the JSON; -o DIR writes DIR/diff.html and DIR/diff.json.\n"
+    "  --threshold PCT       smallest relative change that counts (default 10)\n"
+    "  --fail-on-regression  exit status 3 when there is a regression (for CI)\n";
 
 bool exists(const std::string& p) {
   struct stat st;
@@ -1140,11 +1150,125 @@ int report_one(const std::string& input, const Options& o) {
   return 0;
 }
 
+// ---- --diff (tools/report_diff.hpp)
+// Reads one experiment as report_one does and hands the diff its figures. Returns false with a
+// one-line error (cause and fix) in *err.
+bool load_for_diff(const std::string& input, const Options& o, prof::report::Experiment* out, std::string* err) {
+  Report rep;
+  rep.experiment = input;
+  while (rep.experiment.size() > 1 && rep.experiment.back() == '/') rep.experiment.pop_back();
+  struct stat st;
+  if (::stat(rep.experiment.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    *err = input + " is not a directory; give two experiment directories (prof-*/): prof-report --diff A B";
+    return false;
+  }
+  if (!build_profile(rep, err)) return false;
+  if (!rep.have_profile) {
+    *err = rep.experiment + " has no profile.cubex; --diff compares profiles: record both runs with PROF_ENABLE_PROFILING=true (the default)";
+    return false;
+  }
+  rep.config = read_config(rep.experiment + "/prof.cfg");
+  read_run_file(rep);
+  const std::string anchor = rep.experiment + "/traces.otf2";
+  otf2::Reader reader;
+  std::unique_ptr<TraceScan> scan;
+  // A trace that cannot be read leaves the run figures it gives (duration, events) out.
+  if (o.trace && exists(anchor) && reader.open(anchor)) {
+    scan = std::make_unique<TraceScan>(reader.defs(), 1);
+    reader.read_events(*scan);
+    scan->set_events(reader.events_read());
+    scan->finish();
+  }
+  prof::report::Experiment& e = *out;
+  e.dir = rep.experiment;
+  e.command = command_of(rep, scan.get());
+  e.date = scan ? date_text(reader.defs().realtime_ns) : "";
+  if (e.date.empty() && ::stat((rep.experiment + "/profile.cubex").c_str(), &st) == 0)  // no trace: when the profile was written
+    e.date = date_text(static_cast<std::uint64_t>(st.st_mtime) * 1000000000u) + " (profile written)";
+  e.trace = scan != nullptr;
+  e.duration_s = scan ? scan->duration() : 0;
+  e.total_time_s = rep.total_time;
+  e.gpu_time_s = rep.gpu_time;
+  e.processes = rep.processes;
+  e.threads = rep.threads;
+  e.gpu_streams = rep.streams;
+  e.trace_events = scan ? static_cast<double>(scan->events()) : 0;
+  const auto count = [&rep](const char* key) {
+    auto it = rep.run_counts.find(key);
+    return it == rep.run_counts.end() ? 0.0 : it->second;
+  };
+  e.buffer_flushes = rep.run_lines ? count("flushes") : scan ? static_cast<double>(scan->flushes()) : 0;
+  e.lost_events = count("lost_events");
+  e.exit_status = rep.exit_status;
+  e.config = rep.config;
+  for (const RegionRow& r : rep.rows) {
+    const cube4::Region& reg = rep.profile.regions[r.region];
+    prof::report::RegionFigures f;
+    f.name = reg.name;
+    f.paradigm = reg.paradigm;
+    f.group = group_name(r.group);
+    f.file = reg.file;
+    f.gpu = r.gpu;
+    if (r.gpu) {
+      const GpuKind kind = gpu_kind(reg);
+      f.kind = kind == GpuKind::Kernel ? "kernel" : kind == GpuKind::Copy ? "copy" : "memset";
+    }
+    f.visits = r.visits;
+    f.excl = r.excl;
+    f.incl = r.incl;
+    f.min = r.min;
+    f.mean = r.mean;
+    f.max = r.max;
+    f.locations = r.locations;
+    f.min_one = r.min_one;
+    f.max_one = r.max_one;
+    e.regions.push_back(std::move(f));
+  }
+  return true;
+}
+
+// prof-report --diff A B: text (default), --json, or diff.html + diff.json in -o DIR.
+int diff_one(const std::string& a, const std::string& b, const Options& o, const prof::report::DiffOptions& d) {
+  prof::report::Experiment ea, eb;
+  std::string err;
+  if (!load_for_diff(a, o, &ea, &err) || !load_for_diff(b, o, &eb, &err)) {
+    std::fprintf(stderr, "prof-report: error: %s\n", err.c_str());
+    return kExitError;
+  }
+  const prof::report::Diff result = prof::report::diff(ea, eb, d);
+  const int rc = d.fail_on_regression && result.count(prof::report::Verdict::Regression) ? 3 : 0;
+  if (o.json) {
+    std::fputs(prof::report::diff_json(result).c_str(), stdout);
+    return rc;
+  }
+  if (o.out_dir.empty()) {
+    std::fputs(prof::report::diff_text(result).c_str(), stdout);
+    return rc;
+  }
+  const std::string html_path = o.out_dir + "/diff.html", json_path = o.out_dir + "/diff.json";
+  for (const auto& [path, text] : {std::make_pair(json_path, prof::report::diff_json(result)),
+                                   std::make_pair(html_path, prof::report::diff_html(result))}) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0) {
+      std::fprintf(stderr, "prof-report: error: cannot write %s (%s); give a writable directory with -o\n", path.c_str(),
+                   std::strerror(errno));
+      return kExitError;
+    }
+  }
+  std::printf("prof-report: %s (open it in a browser) and %s; %u regressions, %u improvements\n", html_path.c_str(),
+              json_path.c_str(), result.count(prof::report::Verdict::Regression),
+              result.count(prof::report::Verdict::Improvement));
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
   std::vector<std::string> inputs;
+  std::vector<std::string> diff_inputs;  // --diff A B
+  prof::report::DiffOptions diff;
+  bool diff_option = false;  // --threshold or --fail-on-regression: only with --diff
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char* what) -> std::string {
@@ -1165,6 +1289,26 @@ int main(int argc, char** argv) {
       o.trace = false;
     } else if (a == "--step") {
       o.step = value("--step");
+    } else if (a == "--diff") {
+      if (i + 2 >= argc) {
+        std::fprintf(stderr, "prof-report: error: --diff needs two experiment directories: prof-report --diff A B\n");
+        return kExitUsage;
+      }
+      diff_inputs.push_back(argv[++i]);
+      diff_inputs.push_back(argv[++i]);
+    } else if (a == "--threshold") {
+      const std::string v = value("--threshold");
+      char* end = nullptr;
+      const double pct = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(pct >= 0 && pct <= 1000)) {
+        std::fprintf(stderr, "prof-report: error: --threshold '%s' is not a percentage from 0 to 1000, e.g. --threshold 5\n", v.c_str());
+        return kExitUsage;
+      }
+      diff.threshold_percent = pct;
+      diff_option = true;
+    } else if (a == "--fail-on-regression") {
+      diff.fail_on_regression = true;
+      diff_option = true;
     } else if (a == "-o") {
       o.out_dir = value("-o");
     } else if (a == "--bins" || a == "--top") {
@@ -1182,6 +1326,18 @@ int main(int argc, char** argv) {
     } else {
       inputs.push_back(a);
     }
+  }
+  if (!diff_inputs.empty()) {
+    if (diff_inputs.size() != 2 || !inputs.empty()) {
+      std::fprintf(stderr, "prof-report: error: --diff compares two experiments; give exactly two: prof-report --diff A B\n");
+      return kExitUsage;
+    }
+    diff.top = o.top;
+    return diff_one(diff_inputs[0], diff_inputs[1], o, diff);
+  }
+  if (diff_option) {
+    std::fprintf(stderr, "prof-report: error: --threshold and --fail-on-regression go with --diff A B\n");
+    return kExitUsage;
   }
   if (inputs.empty()) {
     std::fputs(kUsage, stderr);
