@@ -243,7 +243,7 @@ int main_with_measurement(int argc, char** argv, char** envp) {
       else if (!has_extension_for(python_dir, version(), &tag))
         why = "prof's Python package (" + python_dir + "/prof) has no extension for Python " +
               std::string(version(), std::strcspn(version(), " ")) +
-              "; build prof for it: cmake -DPROF_EXTRA_PYTHONS=/path/to/python (README, Python)";
+              "; build prof for it: cmake -DPROF_EXTRA_PYTHONS=/path/to/python (docs/PYTHON.md)";
       else args = python_argv(argc, argv, &why);
       if (!args.empty()) {
         const char* old = std::getenv("PYTHONPATH");

@@ -3,7 +3,7 @@
  *   PROF_EXPECT [gomp:|ompt:]<what> <count>
  * `enter <region name or prefix>`: Enters of the regions so named, over all threads;
  * `event <OTF2 event>`: events over all locations; a gomp:/ompt: prefix: with that runtime only
- * (GCC's libgomp is seen through its entry points, LLVM's libomp through OMPT; README says
+ * (GCC's libgomp is seen through its entry points, LLVM's libomp through OMPT; docs/OPENMP.md says
  * what each sees). Region names are "!$omp <construct> @constructs.c:<line>"; the lines come
  * from __LINE__ next to each pragma, so edits keep the checks true. Team sizes are fixed
  * (num_threads), nesting is on for two levels. */
