@@ -134,7 +134,7 @@ struct Values {
   std::string profiling_base_name = "profile";
   std::string flush_signal;  ///< PROF_FLUSH_SIGNAL as given (signal_of gives its number)
   std::uint64_t debug_write_pause = 0;  ///< PROF_DEBUG_WRITE_PAUSE (ms; tests)
-  std::uint64_t stop_dump_min = 64u << 20;  ///< PROF_STOP_DUMP_MIN (bytes)
+  std::uint64_t stop_dump_min = 512u << 20;  ///< PROF_STOP_DUMP_MIN (bytes)
   std::string step;                         ///< PROF_STEP (for prof-report; recorded in prof.cfg)
   std::uint64_t fail_exit_status = 0;   ///< PROF_FAIL_EXIT_STATUS (0: off)
   bool summary = false;

@@ -413,7 +413,7 @@ TEST_CASE("cfg_file_text lists every variable and quotes strings for sh", "[conf
         "PROF_FLUSH_SIGNAL=''\n"
         "PROF_FAIL_EXIT_STATUS=0\n"
         "PROF_STEP=''\n"
-        "PROF_STOP_DUMP_MIN=64M\n"
+        "PROF_STOP_DUMP_MIN=512M\n"
         "PROF_DEBUG_WRITE_PAUSE=0\n"
         "PROF_TIMER=auto\n"
         "PROF_VERBOSE=0\n"
