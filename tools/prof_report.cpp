@@ -1065,23 +1065,30 @@ void add_profile_findings(Report& rep, bool traced) {
   if (mpi && !traced) rep.findings_note = "MPI wait states (late sender, late receiver, waits at collectives) need a trace: PROF_ENABLE_TRACING=true";
 }
 
-int report_one(const std::string& input, const Options& o) {
-  Report rep;
+// Reads an experiment's profile, prof.cfg and prof.run into `rep`. False with a one-line error:
+// the cause, and `fix` where the input is no directory.
+bool load_experiment(const std::string& input, Report& rep, const char* fix, std::string* err) {
   rep.experiment = input;
   while (rep.experiment.size() > 1 && rep.experiment.back() == '/') rep.experiment.pop_back();
   struct stat st;
   if (::stat(rep.experiment.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    std::fprintf(stderr, "prof-report: error: %s is not a directory; give an experiment directory (prof-*/)\n", input.c_str());
-    return kExitError;
+    *err = input + " is not a directory; " + fix;
+    return false;
   }
+  if (!build_profile(rep, err)) return false;
+  rep.config = read_config(rep.experiment + "/prof.cfg");
+  read_run_file(rep);
+  return true;
+}
+
+int report_one(const std::string& input, const Options& o) {
+  Report rep;
   const auto t0 = std::chrono::steady_clock::now();
   std::string err;
-  if (!build_profile(rep, &err)) {
+  if (!load_experiment(input, rep, "give an experiment directory (prof-*/)", &err)) {
     std::fprintf(stderr, "prof-report: error: %s\n", err.c_str());
     return kExitError;
   }
-  rep.config = read_config(rep.experiment + "/prof.cfg");
-  read_run_file(rep);
   const std::string anchor = rep.experiment + "/traces.otf2";
   otf2::Reader reader;
   std::unique_ptr<TraceScan> scan;
@@ -1155,20 +1162,12 @@ int report_one(const std::string& input, const Options& o) {
 // one-line error (cause and fix) in *err.
 bool load_for_diff(const std::string& input, const Options& o, prof::report::Experiment* out, std::string* err) {
   Report rep;
-  rep.experiment = input;
-  while (rep.experiment.size() > 1 && rep.experiment.back() == '/') rep.experiment.pop_back();
-  struct stat st;
-  if (::stat(rep.experiment.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    *err = input + " is not a directory; give two experiment directories (prof-*/): prof-report --diff A B";
-    return false;
-  }
-  if (!build_profile(rep, err)) return false;
+  if (!load_experiment(input, rep, "give two experiment directories (prof-*/): prof-report --diff A B", err)) return false;
   if (!rep.have_profile) {
     *err = rep.experiment + " has no profile.cubex; --diff compares profiles: record both runs with PROF_ENABLE_PROFILING=true (the default)";
     return false;
   }
-  rep.config = read_config(rep.experiment + "/prof.cfg");
-  read_run_file(rep);
+  struct stat st;
   const std::string anchor = rep.experiment + "/traces.otf2";
   otf2::Reader reader;
   std::unique_ptr<TraceScan> scan;
