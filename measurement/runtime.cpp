@@ -732,6 +732,8 @@ void say(const char* text) {
 /// one ends the process at once by the signal, with what is not written yet lost (SIGKILL too).
 constexpr std::int64_t kStopBurstNs = 1000000000;
 std::atomic<std::int64_t> g_first_stop_ns{0};  // when the first stop signal came (monotonic)
+std::atomic<std::int64_t> g_safe_ns{0};        // when a kill could no longer lose the data (the stop dump)
+constexpr std::int64_t kSlowStopNs = 2000000000;  // srun's and many scripts' kill wait
 std::atomic<int> g_late_stops{0};              // stop signals after the burst
 
 void repeated_stop(int sig) {
@@ -1658,14 +1660,30 @@ void dump_at_stop(State& s, const std::vector<Location*>& locs) {
     if (!loc->converted && s.writer.resume_state(loc->global_id, &e.writer)) entries.push_back(std::move(e));
   }
   std::uint64_t bytes = 0;
-  if (partial_trace::save_stop_dump(s.writer.directory(), s.rank, entries, &bytes))
+  if (partial_trace::save_stop_dump(s.writer.directory(), s.rank, entries, &bytes)) {
+    g_safe_ns.store(monotonic_ns());
     log::info(1, "stop: %s of buffered events of %zu locations dumped raw in %.0f ms (a kill before the trace is written "
                  "leaves them to prof-salvage)",
               size_text(bytes).c_str(), entries.size(), wall_ms() - start);
-  else
+  } else {
     log::warning("cannot dump the buffered events at the stop in '%s/prof-parts' (%s); a kill before the trace is "
                  "written loses them",
                  s.directory.c_str(), std::strerror(errno));
+  }
+}
+
+/// After a stop signal's write-out: one line when a kill could still have lost data more than
+/// 2 s after the signal (the raw dump, or the whole write-out without one), with what helps.
+void report_slow_stop() {
+  const std::int64_t first = g_first_stop_ns.load();
+  if (!g_stop_signal.load() || !first) return;
+  const std::int64_t now = monotonic_ns(), safe = g_safe_ns.load() ? g_safe_ns.load() : now;
+  if (safe - first <= kSlowStopNs) return;
+  log::warning("the data were safe from a kill only %.1f s after the stop signal (the write-out took %.1f s); batch "
+               "systems kill a grace time after their signal (Slurm: KillWait; srun, timeout -k: often 2 s): ask for the "
+               "signal earlier (sbatch --signal=B:TERM@120), keep checkpoints (PROF_FLUSH_SIGNAL), or buffer less "
+               "(PROF_TOTAL_MEMORY)",
+               static_cast<double>(safe - first) * 1e-9, static_cast<double>(now - first) * 1e-9);
 }
 
 /// The samples still in trace buffers (and spill files, which come first) give the profile their
@@ -2096,6 +2114,7 @@ void finalize(int exit_status) {
     }
   }
   if (config::g_values.enable_tracing && !write_trace(*s, locs, together, offsets, last)) g_write_failed.store(true);
+  report_slow_stop();
   if (config::g_values.enable_profiling && (s->profile_failed || s->ready_failed)) g_write_failed.store(true);
   report_profile_limits(*s, locs);
   report_end_of_run(*s, locs, counts);

@@ -67,3 +67,18 @@ for i in $(seq 1 20); do
   rm -rf term$i
 done
 echo "ok: ${#signals[@]} runs stopped by a signal, each with its trace and profile; 20 runs with SIGTERM just before main returns ended by it (status 143)"
+
+# A write-out that leaves the data open to a kill for more than 2 s after the signal (a batch
+# system's short kill wait) says so in one line with what helps; a quick one says nothing.
+# PROF_DEBUG_WRITE_PAUSE holds the write-out 2.5 s (with a trace below PROF_STOP_DUMP_MIN, the
+# data are safe only once the trace is written).
+for pause in 2500 0; do
+  set +e
+  PROF_ENABLE_TRACING=true PROF_TOTAL_MEMORY=8M PROF_DEBUG_WRITE_PAUSE=$pause PROF_EXPERIMENT_DIRECTORY=slow$pause \
+    timeout -s TERM 0.5 ./spin 2>err_slow$pause
+  set -e
+  [ -f slow$pause/traces.otf2 ] || fail "pause $pause: no trace: $(cat err_slow$pause)"
+done
+expect_line err_slow2500 '^prof: warning: the data were safe from a kill only 2\.[5-9] s after the stop signal \(the write-out took [0-9.]+ s\); .*sbatch --signal=B:TERM@120.*PROF_FLUSH_SIGNAL'
+expect_no_line err_slow0 'safe from a kill'
+echo "ok: a write-out that kept the data open to a kill for over 2 s says so in one line; a quick one does not"
