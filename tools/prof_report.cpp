@@ -668,7 +668,8 @@ std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Def
          ", \"startup_s\": " + json_number(st.startup) + ", \"teardown_s\": " + json_number(st.teardown) +
          ", \"gpu\": " + (st.gpu ? "true" : "false") + ", \"steady_gpu_busy\": " + json_number(st.steady_gpu_busy) +
          ", \"idle_s\": " + json_number(st.idle) + ", \"steady_kernels\": " + json_number(st.steady_kernels) +
-         ", \"steady_kernel_us\": " + json_number(st.steady_kernel_us) + ", \"idle_by_host\": [";
+         ", \"steady_kernel_us\": " + json_number(st.steady_kernel_us) +
+         ", \"steady_data_share\": " + json_number(st.steady_data_share) + ", \"idle_by_host\": [";
     for (std::size_t i = 0; i < st.idle_by_host.size(); ++i)
       j += std::string(i ? ", " : "") + "{\"where\": " + json_string(st.idle_by_host[i].first) + ", \"seconds\": " +
            json_number(st.idle_by_host[i].second) + "}";
@@ -681,6 +682,7 @@ std::string make_json(const Report& rep, const TraceScan* trace, const otf2::Def
            ", \"kernel_s\": " + json_number(x.kernel) +
            ", \"copy_s\": " + json_number(x.copy) + ", \"memset_s\": " + json_number(x.memset) +
            ", \"host_only_s\": " + json_number(x.host_only) + ", \"mpi_s\": " + json_number(x.mpi) +
+           ", \"iteration_s\": " + json_number(x.iteration) +
            ", \"data_s\": " + json_number(x.data) + "}";
     }
     j += "]}";
@@ -1060,6 +1062,24 @@ void add_profile_findings(Report& rep, bool traced) {
   }
   std::stable_sort(rep.findings.begin(), rep.findings.end(),
                    [](const prof::findings::Finding& a, const prof::findings::Finding& b) { return a.seconds > b.seconds; });
+  // Data loading: the step's thread inside a DataLoader's __next__ for much of each iteration.
+  if (!st.region.empty() && st.steady_data_share >= prof::steps::kMinDataShare) {
+    prof::findings::Finding f;
+    f.kind = "data_loading";
+    f.seconds = st.data;
+    f.share = rep.total_time > 0 ? st.data / rep.total_time : 0;
+    char b[200];
+    std::snprintf(b, sizeof b, "Data loading: rank %u's step thread waits for the next batch for %.0f %% of each steady-state "
+                  "iteration (median)", st.process, 100 * st.steady_data_share);
+    f.title = b;
+    f.ranks.emplace_back(st.process, st.data);
+    f.callpath = "DataLoader __next__, between the calls of " + st.region;
+    f.suggestion = "load ahead of the step: DataLoader(num_workers=N, pin_memory=True, prefetch_factor, "
+                   "persistent_workers=True), cheaper transforms, data on a fast local disk or in memory";
+    rep.findings.push_back(std::move(f));
+    std::stable_sort(rep.findings.begin(), rep.findings.end(),
+                     [](const prof::findings::Finding& a, const prof::findings::Finding& b) { return a.seconds > b.seconds; });
+  }
   bool mpi = false;
   for (double x : rep.mpi_time) mpi |= x > 0;
   if (mpi && !traced) rep.findings_note = "MPI wait states (late sender, late receiver, waits at collectives) need a trace: PROF_ENABLE_TRACING=true";

@@ -180,7 +180,12 @@ Result StepScan::result() {
   const Proc& p = procs_[loc.process];
   res.gpu = p.streams;
   const double hz = static_cast<double>(std::max<std::uint64_t>(defs_.timer_resolution, 1));
-  for (const Instance& in : *best) {
+  for (std::size_t i = 0; i < best->size(); ++i) {
+    const Instance& in = (*best)[i];
+    // The iteration: to the next step's start (its snapshot there), the last one its own call.
+    const bool more = i + 1 < best->size();
+    const Snap& until = more ? (*best)[i + 1].a : in.b;
+    const std::uint64_t until_t = more ? (*best)[i + 1].begin : in.end;
     Step st;
     st.start = static_cast<double>(in.begin - std::min(in.begin, defs_.global_offset)) / hz;
     st.duration = static_cast<double>(in.end - in.begin) / hz;
@@ -191,7 +196,8 @@ Result StepScan::result() {
     st.memset = (in.b.kind[kMemset] - in.a.kind[kMemset]) / hz;
     st.host_only = res.gpu ? std::max(0.0, st.duration - any) : 0;
     st.mpi = (in.b.mpi - in.a.mpi) / hz;
-    st.data = (in.b.data - in.a.data) / hz;
+    st.iteration = static_cast<double>(until_t - in.begin) / hz;
+    st.data = (until.data - in.a.data) / hz;
     st.kernels = in.b.kernels - in.a.kernels;
     res.steps.push_back(st);
   }
@@ -203,8 +209,10 @@ Result StepScan::result() {
     const double m = median(rest);
     while (res.warmup < std::max<std::size_t>(1, n / 4) && res.steps[res.warmup].duration > 1.5 * m) res.steps[res.warmup++].warmup = true;
   }
-  std::vector<double> d, busy, kernels, kernel_us;
+  std::vector<double> d, busy, kernels, kernel_us, data_share;
   for (std::size_t i = res.warmup; i < n; ++i) {
+    if (res.steps[i].iteration > 0) data_share.push_back(res.steps[i].data / res.steps[i].iteration);
+    res.data += res.steps[i].data;
     d.push_back(res.steps[i].duration);
     busy.push_back(res.steps[i].gpu_busy);
     kernels.push_back(res.steps[i].kernels);
@@ -221,6 +229,7 @@ Result StepScan::result() {
   res.steady_gpu_busy = median(busy);
   res.steady_kernels = median(kernels);
   res.steady_kernel_us = median(kernel_us);
+  res.steady_data_share = median(data_share);
   // Outliers: farther from the median than 3 scaled MADs and 10 % of it.
   for (std::size_t i = res.warmup; i < n; ++i) {
     const double off = std::fabs(res.steps[i].duration - res.median);

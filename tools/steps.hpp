@@ -19,6 +19,8 @@ namespace prof::steps {
 
 /// A "GPU idle inside the steps" finding from this share of the steady-state step time on.
 constexpr double kMinIdleShare = 0.2;
+/// A "data loading" finding from this median share of the steady-state iterations on.
+constexpr double kMinDataShare = 0.2;
 /// Launch-bound steps: at least this many kernels per step, averaging less than kShortKernelUs.
 constexpr double kManyKernels = 10, kShortKernelUs = 50;
 
@@ -29,7 +31,10 @@ struct Step {
   double kernel = 0, copy = 0, memset = 0;  ///< s of GPU work, summed over the process's streams
   double kernels = 0;              ///< kernels that ended inside the step
   double host_only = 0;            ///< s with no GPU work (only with GPU streams)
-  double mpi = 0, data = 0;        ///< s of the step's thread in MPI and in data loading
+  double mpi = 0;                  ///< s of the step's thread in MPI
+  double iteration = 0;            ///< s from this step's start to the next one's (the last: its duration)
+  double data = 0;                 ///< s of the step's thread in data loading over the iteration (a DataLoader's
+                                   ///< __next__ runs between the step calls of `for batch in loader: step(batch)`)
 };
 
 struct Result {
@@ -45,6 +50,8 @@ struct Result {
   double steady_gpu_busy = 0;      ///< median over the steady-state steps
   double steady_kernels = 0;       ///< median kernels per steady-state step
   double steady_kernel_us = 0;     ///< median of a steady-state step's mean kernel time, us
+  double steady_data_share = 0;    ///< median share of data loading in the steady-state iterations
+  double data = 0;                 ///< s of data loading in all steady-state iterations
   double idle = 0;                 ///< s of GPU idle inside steady-state steps
   double steady_time = 0;          ///< s of all steady-state steps
   std::vector<std::pair<std::string, double>> idle_by_host;  ///< what the host did while the GPU idled inside steps

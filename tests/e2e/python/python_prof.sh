@@ -91,6 +91,51 @@ if own > 0.1:
 PY
 fi
 
+# 1c. Steps and data loading (issue 31): `for batch in loader: train_step(batch)` with a loader
+# whose __next__ sleeps 20 ms and a step that runs 30 ms; PROF_STEP names the step. prof-report
+# finds 8 steps, data loading about 40 % of each iteration, and the data-loading finding; with a
+# loader that does not wait (the twin), no such finding.
+cat >loader.py <<'PYEOF'
+import sys, time
+class SlowDataLoader:
+    def __init__(self, n, wait):
+        self.n, self.wait = n, wait
+    def __iter__(self):
+        return self
+    def __next__(self):
+        if self.n == 0:
+            raise StopIteration
+        self.n -= 1
+        time.sleep(self.wait)
+        return self.n
+def train_step(batch):
+    end = time.perf_counter() + 0.03
+    while time.perf_counter() < end:
+        pass
+for batch in SlowDataLoader(8, float(sys.argv[1])):
+    train_step(batch)
+PYEOF
+report_bin=$(cd "$pypath/.." && pwd)/bin/prof-report
+for wait in 0.02 0; do
+  PROF_STEP=__main__:train_step PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_loader$wait "$py" -m prof loader.py $wait \
+    >out_loader 2>err_loader || fail "loader.py failed: $(cat err_loader)"
+  "$report_bin" --json exp_loader$wait >loader$wait.json || fail "prof-report on the loader run failed"
+done
+/usr/bin/python3 - <<'PY' || fail "the data loading of the steps (above)"
+import json
+for wait, want in (("0.02", True), ("0", False)):
+    d = json.load(open("loader%s.json" % wait))
+    s = d["steps"]
+    kinds = [f["kind"] for f in d["findings"]]
+    print("loader %s s: %d steps, data %.0f %% of an iteration, findings %s" % (wait, s["count"], 100 * s["steady_data_share"], kinds))
+    assert s["region"] == "__main__:train_step" and s["count"] == 8, s
+    if want:
+        assert 0.25 <= s["steady_data_share"] <= 0.55, s["steady_data_share"]  # 20 ms of 50
+        assert "data_loading" in kinds, kinds
+    else:
+        assert s["steady_data_share"] < 0.1 and "data_loading" not in kinds, (s["steady_data_share"], kinds)
+PY
+
 # 2. coro.py
 PROF_ENABLE_TRACING=true PROF_EXPERIMENT_DIRECTORY=exp_coro "$py" -m prof "$src/coro.py" >out_coro 2>err_coro ||
   fail "python3 -m prof coro.py failed: $(cat err_coro)"
