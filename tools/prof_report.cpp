@@ -1082,7 +1082,8 @@ void add_profile_findings(Report& rep, bool traced) {
   }
   bool mpi = false;
   for (double x : rep.mpi_time) mpi |= x > 0;
-  if (mpi && !traced) rep.findings_note = "MPI wait states (late sender, late receiver, waits at collectives) need a trace: PROF_ENABLE_TRACING=true";
+  if (mpi && !traced) rep.findings_note = "MPI wait states (late sender, late receiver, waits at collectives) need the trace: record with "
+                         "PROF_ENABLE_TRACING=true, and report without --no-trace";
 }
 
 // Reads an experiment's profile, prof.cfg and prof.run into `rep`. False with a one-line error:

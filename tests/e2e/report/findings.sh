@@ -32,8 +32,10 @@ import json
 u = json.load(open("omp_uneven.json"))["findings"]
 e = json.load(open("omp_even.json"))["findings"]
 print("omp uneven:", [(f["kind"], round(f["seconds"], 3)) for f in u], "| even:", [(f["kind"], round(f["seconds"], 3)) for f in e])
-assert u and u[0]["kind"] == "omp_barrier" and 2.0 <= u[0]["seconds"] <= 4.0, u
-assert u[0]["callpath"].startswith("!$omp implicit barrier") and "schedule(dynamic)" in u[0]["suggestion"], u[0]
+# The barrier wait and work()'s imbalance are the same 2.5 s seen twice: either may come first.
+b = [f for f in u if f["kind"] == "omp_barrier"]
+assert b and 2.0 <= b[0]["seconds"] <= 4.0 and u.index(b[0]) <= 1, u
+assert b[0]["callpath"].startswith("!$omp implicit barrier") and "schedule(dynamic)" in b[0]["suggestion"], b[0]
 assert e == [], e
 PY
 
