@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # THE benchmark script of prof (see docs/PERFORMANCE.md, which it rewrites; its MPI section comes
-# from bench/mpi.sh, which it runs at the end, and so on: sampling.sh, metrics.sh, openmp.sh, cuda.sh).
+# from bench/mpi.sh, which it runs at the end, and so on: sampling.sh, metrics.sh, openmp.sh, export.sh,
+# report.sh, stop.sh, python.sh, cuda.sh).
 #
 #   bench/run.sh [build-dir]          build-dir: default <repo>/build; a relative path is
 #                                     taken from the current directory
@@ -665,6 +666,11 @@ fi
 
 # prof-export: its own section (bench/export.sh).
 "$here/export.sh" "$build" "$doc" >&2
+
+# prof-report on a large MPI trace (bench/report.sh), and a stop signal with a large trace
+# buffered (bench/stop.sh): their own sections.
+"$here/report.sh" "$build" "$doc" >&2
+"$here/stop.sh" "$build" "$doc" >&2
 
 # The Python part: its own section (bench/python.sh; nothing where the Python adapter is not built).
 "$here/python.sh" "$build" "$doc" >&2
