@@ -91,22 +91,40 @@ bool decode(const std::vector<char>& b, Part* p) {
 
 // Written afresh under a temporary name and renamed into place: never through a link (a name
 // in the temporary's place, left by a killed run or planted, is removed, not followed).
-bool write_file(const std::string& path, const std::vector<char>& data) {
+template <class Emit>
+bool write_fresh(const std::string& path, mode_t mode, Emit&& emit) {
   const std::string tmp = path + ".tmp";
   constexpr int kCreate = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  int fd = ::open(tmp.c_str(), kCreate, 0644);
-  if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0) fd = ::open(tmp.c_str(), kCreate, 0644);
+  int fd = ::open(tmp.c_str(), kCreate, mode);
+  if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0) fd = ::open(tmp.c_str(), kCreate, mode);
   if (fd < 0) return false;
   bool ok = true;
-  for (std::size_t done = 0; ok && done < data.size();) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n > 0) done += static_cast<std::size_t>(n);
-    else if (n == 0 || errno != EINTR) ok = false;
+  int failure = 0;  // the first error, for the caller's message
+  emit([&](const void* p, std::size_t n) {
+    const auto* c = static_cast<const char*>(p);
+    for (std::size_t done = 0; ok && done < n;) {
+      const ssize_t w = ::write(fd, c + done, n - done);
+      if (w > 0) {
+        done += static_cast<std::size_t>(w);
+      } else if (w == 0 || errno != EINTR) {
+        ok = false;
+        failure = w == 0 ? ENOSPC : errno;
+      }
+    }
+  });
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    failure = errno;
   }
-  if (::close(fd) != 0) ok = false;
   if (ok && ::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  if (ok) failure = errno;
   ::unlink(tmp.c_str());
+  errno = failure;
   return false;
+}
+
+bool write_file(const std::string& path, const std::vector<char>& data) {
+  return write_fresh(path, 0644, [&](const auto& put) { put(data.data(), data.size()); });
 }
 
 /// The files of `dir` whose names `keep` accepts, each read whole: (name, bytes).
@@ -208,48 +226,33 @@ std::vector<std::uint32_t> finish_writing(const std::string& dir, std::uint32_t 
 
 bool save_stop_dump(const std::string& dir, std::uint32_t rank, const std::vector<StopEntry>& entries, std::uint64_t* bytes) {
   ::mkdir((dir + "/" + kParts).c_str(), 0755);
-  const std::string path = stop_file(dir, rank), tmp = path + ".tmp";
-  constexpr int kCreate = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  int fd = ::open(tmp.c_str(), kCreate, 0600);
-  if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0) fd = ::open(tmp.c_str(), kCreate, 0600);
-  if (fd < 0) return false;
-  bool ok = true;
   *bytes = 0;
-  const auto put = [&](const void* p, std::size_t n) {
-    const auto* c = static_cast<const char*>(p);
-    for (std::size_t done = 0; ok && done < n;) {
-      const ssize_t w = ::write(fd, c + done, n - done);
-      if (w > 0) done += static_cast<std::size_t>(w);
-      else if (w == 0 || errno != EINTR) ok = false;
+  return write_fresh(stop_file(dir, rank), 0600, [&](const auto& write) {
+    const auto put = [&](const void* p, std::size_t n) {
+      write(p, n);
+      *bytes += n;
+    };
+    const std::uint64_t count = entries.size();
+    put(kStopMagic, 8);
+    put(&kStopVersion, 4);
+    put(&rank, 4);
+    put(&count, 8);
+    for (const StopEntry& e : entries) {
+      const StopHead h{e.location,
+                       e.writer.events,
+                       e.writer.last,
+                       e.writer.correlation,
+                       static_cast<std::uint32_t>(e.writer.open.size()),
+                       e.writer.first,
+                       e.writer.pending.size(),
+                       e.events ? e.events->bytes() : 0};
+      put(&h, sizeof h);
+      put(e.writer.open.data(), 4 * e.writer.open.size());
+      put(e.writer.pending.data(), e.writer.pending.size());
+      if (e.events) e.events->for_each_run([&](const char* p, std::size_t n) { put(p, n); });
     }
-    *bytes += n;
-  };
-  const std::uint64_t count = entries.size();
-  put(kStopMagic, 8);
-  put(&kStopVersion, 4);
-  put(&rank, 4);
-  put(&count, 8);
-  for (const StopEntry& e : entries) {
-    const StopHead h{e.location,
-                     e.writer.events,
-                     e.writer.last,
-                     e.writer.correlation,
-                     static_cast<std::uint32_t>(e.writer.open.size()),
-                     e.writer.first,
-                     e.writer.pending.size(),
-                     e.events ? e.events->bytes() : 0};
-    put(&h, sizeof h);
-    put(e.writer.open.data(), 4 * e.writer.open.size());
-    put(e.writer.pending.data(), e.writer.pending.size());
-    if (e.events) e.events->for_each_run([&](const char* p, std::size_t n) { put(p, n); });
-  }
-  put(kStopMagic, 8);
-  const int saved = errno;
-  if (::close(fd) != 0) ok = false;
-  if (ok && ::rename(tmp.c_str(), path.c_str()) == 0) return true;
-  ::unlink(tmp.c_str());
-  errno = ok ? errno : saved;
-  return false;
+    put(kStopMagic, 8);
+  });
 }
 
 std::string describe_ranks(const std::vector<std::uint32_t>& ranks, std::uint32_t size) {
