@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 
 namespace prof::findings {
 
@@ -36,9 +37,15 @@ std::string seconds_text(double s) {
   return b;
 }
 
-std::string ranks_text(const std::map<std::uint32_t, double>& by, double total, unsigned top) {
+/// (rank, seconds) pairs, most seconds first.
+std::vector<std::pair<std::uint32_t, double>> most_first(const std::map<std::uint32_t, double>& by) {
   std::vector<std::pair<std::uint32_t, double>> v(by.begin(), by.end());
-  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return v;
+}
+
+std::string ranks_text(const std::map<std::uint32_t, double>& by, double total, unsigned top) {
+  const std::vector<std::pair<std::uint32_t, double>> v = most_first(by);
   std::string s;
   for (unsigned i = 0; i < v.size() && i < top; ++i) {
     char b[96];
@@ -196,8 +203,7 @@ std::vector<Finding> WaitStates::findings(double total) {
     f.share = t.seconds / total;
     f.callpath = paths_[path];
     f.instances = t.count;
-    for (const auto& [rank, s] : t.by_rank) f.ranks.emplace_back(rank, s);
-    std::sort(f.ranks.begin(), f.ranks.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    f.ranks = most_first(t.by_rank);
     const std::string call = f.callpath.substr(f.callpath.rfind("> ") == std::string::npos ? 0 : f.callpath.rfind("> ") + 2);
     if (kind == "late_sender") {
       f.title = "Late sender: " + call + " waits for messages sent late (" + std::to_string(t.count) + " receives)";
@@ -229,8 +235,7 @@ std::vector<Finding> WaitStates::findings(double total) {
     f.seconds = flush_seconds_;
     f.share = flush_seconds_ / total;
     f.instances = flushes_;
-    for (const auto& [rank, s] : flush_by_rank_) f.ranks.emplace_back(rank, s);
-    std::sort(f.ranks.begin(), f.ranks.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    f.ranks = most_first(flush_by_rank_);
     f.title = "The measurement disturbed the run: " + std::to_string(flushes_) + " trace buffer flushes stopped threads for " +
               seconds_text(flush_seconds_);
     f.suggestion = "raise PROF_TOTAL_MEMORY (prof-score estimates the trace's size) or filter small, frequent functions "
@@ -272,6 +277,61 @@ Finding barrier_wait(const std::string& region, unsigned threads, double seconds
   f.suggestion = "share the work before the barrier evenly: schedule(dynamic) or schedule(guided) for loops whose "
                  "iterations differ in cost, smaller chunks; nowait where the barrier is not needed";
   return f;
+}
+
+std::vector<Finding> from_steps(const steps::Result& st, double total) {
+  std::vector<Finding> out;
+  char b[200];
+  if (st.gpu && st.steady_time > 0 && st.idle / st.steady_time >= steps::kMinIdleShare) {
+    Finding f;
+    f.kind = "gpu_idle";
+    f.seconds = st.idle;
+    f.share = total > 0 ? st.idle / total : 0;
+    std::snprintf(b, sizeof b, "GPU idle inside the steps: rank %u's GPU had no work for %.0f %% of the steady-state step time",
+                  st.process, 100 * st.idle / st.steady_time);
+    f.title = b;
+    f.ranks.emplace_back(st.process, st.idle);
+    if (!st.idle_by_host.empty()) f.callpath = st.idle_by_host.front().first;
+    double all = 0;
+    for (const auto& [where, secs] : st.idle_by_host) all += secs;
+    for (std::size_t i = 0; i < st.idle_by_host.size() && i < 3; ++i) {
+      std::snprintf(b, sizeof b, "%s%s (%.0f %%)", i ? ", " : "meanwhile the host was in ", st.idle_by_host[i].first.c_str(),
+                    all > 0 ? 100 * st.idle_by_host[i].second / all : 0.0);
+      f.blame += b;
+    }
+    f.suggestion = "keep the GPU fed: move host work out of the step or overlap it (DataLoader workers and pin_memory, "
+                   "non_blocking copies, no .item()/.cpu() synchronisation per step); for many small kernels, CUDA graphs or "
+                   "torch.compile; larger batches";
+    // Launch-bound: many short kernels with longer gaps between them: the host's launches, not
+    // its other work, set the pace.
+    const double steady_steps = static_cast<double>(st.steps.size() - st.warmup);
+    const double gap_us = st.steady_kernels > 0 && steady_steps > 0 ? 1e6 * st.idle / steady_steps / st.steady_kernels : 0;
+    if (st.steady_kernels >= steps::kManyKernels && st.steady_kernel_us < steps::kShortKernelUs && gap_us > st.steady_kernel_us) {
+      f.kind = "launch_bound";
+      std::snprintf(b, sizeof b, "Launch-bound steps: %.0f kernels per step of %.1f us on average, with %.1f us between them",
+                    st.steady_kernels, st.steady_kernel_us, gap_us);
+      f.title = std::string(b) + "; " + f.title.substr(std::strlen("GPU idle inside the steps: "));
+      f.suggestion = "launch fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.graphs, torch.compile with "
+                     "mode=\"reduce-overhead\"), fuse operations (torch.compile), or raise the batch size";
+    }
+    out.push_back(std::move(f));
+  }
+  // Data loading: the step's thread inside a DataLoader's __next__ for much of each iteration.
+  if (!st.region.empty() && st.steady_data_share >= steps::kMinDataShare) {
+    Finding f;
+    f.kind = "data_loading";
+    f.seconds = st.data;
+    f.share = total > 0 ? st.data / total : 0;
+    std::snprintf(b, sizeof b, "Data loading: rank %u's step thread waits for the next batch for %.0f %% of each steady-state "
+                  "iteration (median)", st.process, 100 * st.steady_data_share);
+    f.title = b;
+    f.ranks.emplace_back(st.process, st.data);
+    f.callpath = "DataLoader __next__, between the calls of " + st.region;
+    f.suggestion = "load ahead of the step: DataLoader(num_workers=N, pin_memory=True, prefetch_factor, "
+                   "persistent_workers=True), cheaper transforms, data on a fast local disk or in memory";
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 }  // namespace prof::findings

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/otf2_reader.hpp"
+#include "tools/steps.hpp"
 
 namespace prof::findings {
 
@@ -100,7 +101,7 @@ class WaitStates : public otf2::EventSink {
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<std::size_t>> instances_;  // (comm, seq) -> calls
   double flush_seconds_ = 0;
   std::uint64_t flushes_ = 0;
-  std::map<std::uint64_t, double> flush_by_rank_;
+  std::map<std::uint32_t, double> flush_by_rank_;
   // (kind, path) -> per waiting rank seconds, per blamed rank seconds, count
   struct Tally {
     std::map<std::uint32_t, double> by_rank, by_blamed;
@@ -118,6 +119,11 @@ Finding imbalance(const std::string& region, unsigned locations, double max, dou
 /// OpenMP barrier wait from the profile: the time threads spend in a barrier (`!$omp barrier`,
 /// `!$omp implicit barrier`) is time they wait for the slowest thread of the team.
 Finding barrier_wait(const std::string& region, unsigned threads, double seconds, double max, double mean, double total_seconds);
+
+/// From the steps: GPU idle inside the steady-state steps (steps::kMinIdleShare), called
+/// launch-bound when many short kernels have longer gaps between them, blamed on what the host
+/// did meanwhile; and data loading (steps::kMinDataShare of the iterations).
+std::vector<Finding> from_steps(const steps::Result& st, double total_seconds);
 
 /// Forwards every event to two sinks (the report's scan and the findings).
 class Tee : public otf2::EventSink {

@@ -1008,78 +1008,21 @@ std::string make_html(const std::string& json) {
   return html;
 }
 
-// The findings the profile gives (imbalance of the program's own regions), beside the trace's,
-// most costly first; and what they cannot see without a trace.
+// The findings the steps and the profile give (imbalance of the program's own regions, OpenMP
+// barriers), beside the trace's, most costly first; and what they cannot see without a trace.
 void add_profile_findings(Report& rep, bool traced) {
-  // GPU idle inside the steady-state steps (steps.hpp), blamed on what the host did meanwhile.
-  const prof::steps::Result& st = rep.steps;
-  if (st.gpu && st.steady_time > 0 && st.idle / st.steady_time >= prof::steps::kMinIdleShare) {
-    prof::findings::Finding f;
-    f.kind = "gpu_idle";
-    f.seconds = st.idle;
-    f.share = rep.total_time > 0 ? st.idle / rep.total_time : 0;
-    char b[160];
-    std::snprintf(b, sizeof b, "GPU idle inside the steps: rank %u's GPU had no work for %.0f %% of the steady-state step time",
-                  st.process, 100 * st.idle / st.steady_time);
-    f.title = b;
-    f.ranks.emplace_back(st.process, st.idle);
-    if (!st.idle_by_host.empty()) f.callpath = st.idle_by_host.front().first;
-    double all = 0;
-    for (const auto& [where, secs] : st.idle_by_host) all += secs;
-    for (std::size_t i = 0; i < st.idle_by_host.size() && i < 3; ++i) {
-      std::snprintf(b, sizeof b, "%s%s (%.0f %%)", i ? ", " : "meanwhile the host was in ", st.idle_by_host[i].first.c_str(),
-                    all > 0 ? 100 * st.idle_by_host[i].second / all : 0.0);
-      f.blame += b;
-    }
-    f.suggestion = "keep the GPU fed: move host work out of the step or overlap it (DataLoader workers and pin_memory, "
-                   "non_blocking copies, no .item()/.cpu() synchronisation per step); for many small kernels, CUDA graphs or "
-                   "torch.compile; larger batches";
-    // Launch-bound: many short kernels with longer gaps between them: the host's launches, not
-    // its other work, set the pace.
-    const double steady_steps = static_cast<double>(st.steps.size() - st.warmup);
-    const double gap_us = st.steady_kernels > 0 && steady_steps > 0 ? 1e6 * st.idle / steady_steps / st.steady_kernels : 0;
-    if (st.steady_kernels >= prof::steps::kManyKernels && st.steady_kernel_us < prof::steps::kShortKernelUs &&
-        gap_us > st.steady_kernel_us) {
-      f.kind = "launch_bound";
-      std::snprintf(b, sizeof b, "Launch-bound steps: %.0f kernels per step of %.1f us on average, with %.1f us between them",
-                    st.steady_kernels, st.steady_kernel_us, gap_us);
-      f.title = std::string(b) + "; " + f.title.substr(std::strlen("GPU idle inside the steps: "));
-      f.suggestion = "launch fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.graphs, torch.compile with "
-                     "mode=\"reduce-overhead\"), fuse operations (torch.compile), or raise the batch size";
-    }
-    rep.findings.push_back(std::move(f));
-  }
+  for (prof::findings::Finding& f : prof::findings::from_steps(rep.steps, rep.total_time)) rep.findings.push_back(std::move(f));
   for (const RegionRow& r : rep.rows) {
     const std::string& name = rep.profile.regions[r.region].name;
-    if (!r.gpu && r.group == Group::OMP && (name.rfind("!$omp barrier", 0) == 0 || name.rfind("!$omp implicit barrier", 0) == 0)) {
-      prof::findings::Finding f = prof::findings::barrier_wait(name, r.locations, r.excl, r.max, r.mean, rep.total_time);
-      if (!f.kind.empty()) rep.findings.push_back(std::move(f));
-      continue;
-    }
-    if (r.gpu || (r.group != Group::USR && r.group != Group::COM)) continue;  // MPI's own time is the waits'
-    prof::findings::Finding f = prof::findings::imbalance(rep.profile.regions[r.region].name, r.locations, r.max, r.mean, rep.total_time);
+    prof::findings::Finding f;
+    if (!r.gpu && r.group == Group::OMP && (name.rfind("!$omp barrier", 0) == 0 || name.rfind("!$omp implicit barrier", 0) == 0))
+      f = prof::findings::barrier_wait(name, r.locations, r.excl, r.max, r.mean, rep.total_time);
+    else if (!r.gpu && (r.group == Group::USR || r.group == Group::COM))  // MPI's own time is the waits'
+      f = prof::findings::imbalance(name, r.locations, r.max, r.mean, rep.total_time);
     if (!f.kind.empty()) rep.findings.push_back(std::move(f));
   }
   std::stable_sort(rep.findings.begin(), rep.findings.end(),
                    [](const prof::findings::Finding& a, const prof::findings::Finding& b) { return a.seconds > b.seconds; });
-  // Data loading: the step's thread inside a DataLoader's __next__ for much of each iteration.
-  if (!st.region.empty() && st.steady_data_share >= prof::steps::kMinDataShare) {
-    prof::findings::Finding f;
-    f.kind = "data_loading";
-    f.seconds = st.data;
-    f.share = rep.total_time > 0 ? st.data / rep.total_time : 0;
-    char b[200];
-    std::snprintf(b, sizeof b, "Data loading: rank %u's step thread waits for the next batch for %.0f %% of each steady-state "
-                  "iteration (median)", st.process, 100 * st.steady_data_share);
-    f.title = b;
-    f.ranks.emplace_back(st.process, st.data);
-    f.callpath = "DataLoader __next__, between the calls of " + st.region;
-    f.suggestion = "load ahead of the step: DataLoader(num_workers=N, pin_memory=True, prefetch_factor, "
-                   "persistent_workers=True), cheaper transforms, data on a fast local disk or in memory";
-    rep.findings.push_back(std::move(f));
-    std::stable_sort(rep.findings.begin(), rep.findings.end(),
-                     [](const prof::findings::Finding& a, const prof::findings::Finding& b) { return a.seconds > b.seconds; });
-  }
   bool mpi = false;
   for (double x : rep.mpi_time) mpi |= x > 0;
   if (mpi && !traced) rep.findings_note = "MPI wait states (late sender, late receiver, waits at collectives) need the trace: record with "
