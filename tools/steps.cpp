@@ -151,16 +151,17 @@ void StepScan::leave(std::uint64_t l, std::uint64_t t, std::uint32_t r) {
 
 Result StepScan::result() {
   Result res;
-  // The step: the named region's calls on the location that made most of them; else the
-  // candidate range with 3 calls or more that covers the most time (the outermost loop's).
+  // The step: the named region's calls on the location that made most of them (of those, the
+  // one they cover most time on); else the candidate range with 3 calls or more that covers the
+  // most time (the outermost loop's).
   const std::vector<Instance>* best = nullptr;
   std::uint64_t best_loc = 0;
-  double best_score = -1;
+  std::pair<std::size_t, double> best_score{0, -1};  // (calls, when named; time covered)
   for (const auto& [key, v] : instances_) {
     if (v.size() < (step_.empty() ? 3u : 1u)) continue;
     double total = 0;
     for (const Instance& in : v) total += static_cast<double>(in.end - in.begin);
-    const double score = step_.empty() ? total : static_cast<double>(v.size()) * 1e30 + total;
+    const std::pair<std::size_t, double> score{step_.empty() ? 0 : v.size(), total};
     if (score > best_score) {
       best_score = score;
       best = &v;
